@@ -138,8 +138,7 @@ def parse_config(doc: Any, source: str = "<string>") -> Config:
     suites = [_parse_suite(s, f"suites[{i}]") for i, s in enumerate(raw_suites)]
     names = [s.name for s in suites]
     for name in {n for n in names if names.count(n) > 1}:
-        raise ConfigError(f"suite name {name!r} is used twice; suite names label metrics and must be unique",
-                          "suites")
+        raise ConfigError(f"suite name {name!r} is used twice; suite names label metrics and must be unique", "suites")
     try:
         config = Config(**doc, suites=suites, source=source)
     except ValidationError as exc:
@@ -179,8 +178,9 @@ def _parse_suite(raw: Any, where: str) -> Suite:
             raise exc.at(at) from None
     names = [s.name for s in specs]
     for name in {n for n in names if names.count(n) > 1}:
-        raise ConfigError(f"grader name {name!r} is used twice in this suite; give each a distinct `name`",
-                          f"{where}.graders")
+        raise ConfigError(
+            f"grader name {name!r} is used twice in this suite; give each a distinct `name`", f"{where}.graders"
+        )
     extra = set(raw) - {"name", "match", "graders"}
     if extra:
         raise ConfigError(f"unknown suite key(s) {sorted(extra)}; a suite has name, match, graders", where)
@@ -196,7 +196,7 @@ def grader_specs(block: Any, key: str | None = None, system: str | None = None) 
         raise ConfigError("a grader must be a mapping such as {name: ..., type: ..., <parameters>}")
     specs: list[GraderSpec] | None = None
     readers = native_shapes()
-    for name, reader in readers.items() if system is None else [(system, readers[system])]:
+    for _system, reader in readers.items() if system is None else [(system, readers[system])]:
         specs = reader(block, key)
         if specs is not None:
             break
@@ -218,8 +218,9 @@ def _otelgrade_spec(block: Mapping[str, Any], key: str | None) -> GraderSpec:
     threshold = block.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
         raise ConfigError(f"threshold must be a number between 0 and 1, not {threshold!r}", "threshold")
-    return GraderSpec(type=type_name, name=str(block.get("name") or key or block["type"]), params=params,
-                      threshold=threshold)
+    return GraderSpec(
+        type=type_name, name=str(block.get("name") or key or block["type"]), params=params, threshold=threshold
+    )
 
 
 def _known_types() -> list[str]:
@@ -237,8 +238,14 @@ def _native_file(doc: dict[str, Any]) -> dict[str, Any] | None:
         graders = [g for s in doc["stimuli"] or [] if isinstance(s, Mapping) for g in s.get("graders") or []]
         return {"suites": [{"name": name, "graders": graders}]}
     if "expected" in doc:  # evaldeck test case
-        return {"suites": [{"name": name, "graders": [{"expected": doc["expected"], "name": "expected"},
-                                                      *(doc.get("graders") or [])]}]}
+        return {
+            "suites": [
+                {
+                    "name": name,
+                    "graders": [{"expected": doc["expected"], "name": "expected"}, *(doc.get("graders") or [])],
+                }
+            ]
+        }
     if "evaluators" in doc:  # Potato experiment
         return {"suites": [{"name": name, "graders": doc["evaluators"]}]}
     if isinstance(doc.get("graders"), Mapping):  # letta-evals suite

@@ -285,8 +285,5 @@ def log_events_from_request(request: Any) -> DecodedLogs:
                     continue
                 body = any_value(record.body) if record.HasField("body") else None
                 time_ns = record.time_unix_nano or record.observed_time_unix_nano
-                out.events.append(
-                    LogEvent(trace_id.hex(), span_id.hex(), Event(name, time_ns, attrs, body), resource)
-                )
+                out.events.append(LogEvent(trace_id.hex(), span_id.hex(), Event(name, time_ns, attrs, body), resource))
     return out
-

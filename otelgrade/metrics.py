@@ -44,49 +44,67 @@ class Metrics:
         r = self.registry
         # --- receive and assemble
         self.spans_received = Counter("otelgrade_spans_received", "Spans accepted", ["protocol"], registry=r)
-        self.spans_rejected = Counter("otelgrade_spans_rejected", "Spans refused or cut, by reason", ["reason"],
-                                      registry=r)
-        self.log_records_received = Counter("otelgrade_log_records_received", "OTLP log records received",
-                                            ["protocol"], registry=r)
-        self.log_records_dropped = Counter("otelgrade_log_records_dropped",
-                                           "Log records not kept (not a GenAI event, no span, ...)", ["reason"],
-                                           registry=r)
-        self.requests = Counter("otelgrade_requests", "OTLP export requests answered", ["protocol", "signal", "result"],
-                                registry=r)
+        self.spans_rejected = Counter(
+            "otelgrade_spans_rejected", "Spans refused or cut, by reason", ["reason"], registry=r
+        )
+        self.log_records_received = Counter(
+            "otelgrade_log_records_received", "OTLP log records received", ["protocol"], registry=r
+        )
+        self.log_records_dropped = Counter(
+            "otelgrade_log_records_dropped",
+            "Log records not kept (not a GenAI event, no span, ...)",
+            ["reason"],
+            registry=r,
+        )
+        self.requests = Counter(
+            "otelgrade_requests", "OTLP export requests answered", ["protocol", "signal", "result"], registry=r
+        )
         self.traces_in_flight = Gauge("otelgrade_traces_in_flight", "Traces held, waiting to complete", registry=r)
         self.spans_in_flight = Gauge("otelgrade_spans_in_flight", "Spans held, waiting for their trace", registry=r)
-        self.traces_completed = Counter("otelgrade_traces_completed", "Traces closed, by why they closed",
-                                        ["reason"], registry=r)
-        self.late_spans = Counter("otelgrade_late_spans", "Spans that arrived after their trace was graded",
-                                  registry=r)
+        self.traces_completed = Counter(
+            "otelgrade_traces_completed", "Traces closed, by why they closed", ["reason"], registry=r
+        )
+        self.late_spans = Counter("otelgrade_late_spans", "Spans that arrived after their trace was graded", registry=r)
         # --- grade
-        self.runs = Counter("otelgrade_runs", "Agent runs rebuilt, by service and agent", ["service", "agent"],
-                            registry=r)
+        self.runs = Counter(
+            "otelgrade_runs", "Agent runs rebuilt, by service and agent", ["service", "agent"], registry=r
+        )
         self.runs_graded = Counter("otelgrade_runs_graded", "Runs graded, per suite", ["suite"], registry=r)
         self.grades = Counter("otelgrade_grades", "Grades given", ["suite", "grader", "outcome"], registry=r)
-        self.grade_score = Histogram("otelgrade_grade_score", "Scores given (0.0-1.0)", ["suite", "grader"],
-                                     buckets=SCORE_BUCKETS, registry=r)
-        self.grading_delay = Histogram("otelgrade_grading_delay_seconds",
-                                       "From a run's last span received to its code graders done",
-                                       buckets=DELAY_BUCKETS, registry=r)
-        self.grader_errors = Counter("otelgrade_grader_exceptions", "Graders that raised (graded as error)",
-                                     ["suite", "grader"], registry=r)
-        self.label_overflow = Counter("otelgrade_label_overflow", "Label values folded into 'other'", ["label"],
-                                      registry=r)
+        self.grade_score = Histogram(
+            "otelgrade_grade_score", "Scores given (0.0-1.0)", ["suite", "grader"], buckets=SCORE_BUCKETS, registry=r
+        )
+        self.grading_delay = Histogram(
+            "otelgrade_grading_delay_seconds",
+            "From a run's last span received to its code graders done",
+            buckets=DELAY_BUCKETS,
+            registry=r,
+        )
+        self.grader_errors = Counter(
+            "otelgrade_grader_exceptions", "Graders that raised (graded as error)", ["suite", "grader"], registry=r
+        )
+        self.label_overflow = Counter(
+            "otelgrade_label_overflow", "Label values folded into 'other'", ["label"], registry=r
+        )
         self.config_reloads = Counter("otelgrade_config_reloads", "Config reloads", ["result"], registry=r)
         # --- judges
-        self.judge_requests = Counter("otelgrade_judge_requests", "Judge model requests", ["model", "outcome"],
-                                      registry=r)
-        self.judge_latency = Histogram("otelgrade_judge_latency_seconds", "Judge request latency", ["model"],
-                                       buckets=JUDGE_BUCKETS, registry=r)
+        self.judge_requests = Counter(
+            "otelgrade_judge_requests", "Judge model requests", ["model", "outcome"], registry=r
+        )
+        self.judge_latency = Histogram(
+            "otelgrade_judge_latency_seconds", "Judge request latency", ["model"], buckets=JUDGE_BUCKETS, registry=r
+        )
         self.judge_tokens = Counter("otelgrade_judge_tokens", "Judge tokens used", ["model", "kind"], registry=r)
-        self.judge_cost = Counter("otelgrade_judge_cost_usd", "Judge spend by the configured price table",
-                                  ["model"], registry=r)
-        self.judge_skipped = Counter("otelgrade_judge_skipped_runs", "Runs a judge did not grade, by reason",
-                                     ["grader", "reason"], registry=r)
+        self.judge_cost = Counter(
+            "otelgrade_judge_cost_usd", "Judge spend by the configured price table", ["model"], registry=r
+        )
+        self.judge_skipped = Counter(
+            "otelgrade_judge_skipped_runs", "Runs a judge did not grade, by reason", ["grader", "reason"], registry=r
+        )
         self.judge_queue = Gauge("otelgrade_judge_queue_length", "Runs waiting for a judge", registry=r)
-        self.judge_paused = Gauge("otelgrade_judge_paused", "1 while judging is paused (budget spent)", ["grader"],
-                                  registry=r)
+        self.judge_paused = Gauge(
+            "otelgrade_judge_paused", "1 while judging is paused (budget spent)", ["grader"], registry=r
+        )
         # --- sinks
         self.sink_errors = Counter("otelgrade_sink_errors", "Grades a sink failed to write", ["sink"], registry=r)
 

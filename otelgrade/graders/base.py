@@ -36,8 +36,9 @@ class GradeResult(BaseModel):
         """A pass/fail verdict; the score defaults to 1.0 or 0.0."""
         if score is None:
             score = 1.0 if passed else 0.0
-        return cls(score=score, passed=passed, outcome="pass" if passed else "fail", rationale=rationale,
-                   metadata=metadata)
+        return cls(
+            score=score, passed=passed, outcome="pass" if passed else "fail", rationale=rationale, metadata=metadata
+        )
 
     @classmethod
     def scored(cls, score: float, threshold: float, rationale: str = "", **metadata: Any) -> GradeResult:
