@@ -66,7 +66,9 @@ def content_text(content: Any) -> str:
         for part in content:
             if isinstance(part, str):
                 texts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text", part.get("content")), str):
-                texts.append(part.get("text", part.get("content")))
+            elif isinstance(part, dict):
+                text = part.get("text", part.get("content"))
+                if isinstance(text, str):
+                    texts.append(text)
         return " ".join(texts)
     return str(content)
