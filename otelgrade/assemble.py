@@ -1,0 +1,229 @@
+"""Hold received spans and GenAI log events per trace until the trace is complete, then hand it on.
+
+Pure and clock-injected: the caller passes `now` (seconds, any monotonic clock) to every call and
+ticks `poll`; nothing here sleeps, spawns tasks or takes locks (call it from one thread).
+
+A trace is complete once its root span (no parent) has arrived and nothing has arrived for
+`settle`. Without a root it closes after `idle_timeout` of quiet, and any trace closes
+`max_trace_duration` after its first item. Memory is bounded: when `max_traces` traces are held,
+a new trace closes the oldest one early (reason `evicted`; it is still graded, so nothing is lost
+silently and ingest is never refused), and items beyond `max_spans_per_trace` are dropped and
+counted. Items for a trace that already closed are counted as late, not graded again; a bounded
+cache remembers recently closed trace ids. Deadlines live in one heap with lazy deletion.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from otelgrade.config import Assembly
+from otelgrade.metrics import Metrics
+from otelgrade.spans import LogEvent, Span
+
+Reason = Literal["complete", "idle", "max_duration", "evicted", "shutdown"]
+
+
+@dataclass(slots=True)
+class CompletedTrace:
+    trace_id: str
+    spans: list[Span]
+    logs: list[LogEvent]
+    reason: Reason
+    last_seen: float  # when the trace's last item arrived, on the assembler's clock
+
+
+@dataclass(slots=True)
+class AddResult:
+    """What became of one batch: `rejected` maps a reason to the count of items not kept."""
+
+    accepted: int = 0
+    late: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rejected_count(self) -> int:
+        return sum(self.rejected.values())
+
+
+@dataclass(slots=True)
+class _Trace:
+    first_seen: float
+    last_seen: float
+    spans: list[Span] = field(default_factory=list)
+    logs: list[LogEvent] = field(default_factory=list)
+    span_ids: set[str] = field(default_factory=set)
+    has_root: bool = False
+    scheduled: float = 0.0  # the deadline of this trace's live heap entry
+
+    @property
+    def size(self) -> int:
+        return len(self.spans) + len(self.logs)
+
+
+class Assembler:
+    def __init__(self, settings: Assembly | None = None, metrics: Metrics | None = None) -> None:
+        self.settings = settings or Assembly()
+        self.metrics = metrics or Metrics()
+        self._traces: dict[str, _Trace] = {}  # insertion order = age, oldest first
+        self._heap: list[tuple[float, str]] = []
+        self._closed: OrderedDict[str, None] = OrderedDict()  # decision cache
+        self._evicted: list[CompletedTrace] = []
+        self._spans_held = 0
+
+    # --- state -------------------------------------------------------------------------------
+
+    @property
+    def traces_in_flight(self) -> int:
+        return len(self._traces)
+
+    @property
+    def spans_in_flight(self) -> int:
+        return self._spans_held
+
+    def reconfigure(self, settings: Assembly) -> None:
+        """Apply new limits and timeouts to held traces too (the deadline heap is rebuilt)."""
+        self.settings = settings
+        self._heap = []
+        for trace_id, trace in self._traces.items():
+            trace.scheduled = self._deadline(trace)
+            self._heap.append((trace.scheduled, trace_id))
+        heapq.heapify(self._heap)
+        while len(self._closed) > settings.decision_cache_size:
+            self._closed.popitem(last=False)
+
+    # --- intake ------------------------------------------------------------------------------
+
+    def add_spans(self, spans: Iterable[Span], now: float) -> AddResult:
+        result = AddResult()
+        rejected = result.rejected
+        limit = self.settings.max_spans_per_trace
+        for span in spans:
+            trace = self._trace_for(span.trace_id, now, result)
+            if trace is None:
+                continue
+            if span.span_id in trace.span_ids:
+                rejected["duplicate_span_id"] = rejected.get("duplicate_span_id", 0) + 1
+                continue
+            if trace.size >= limit:
+                rejected["trace_too_large"] = rejected.get("trace_too_large", 0) + 1
+                continue
+            trace.span_ids.add(span.span_id)
+            trace.spans.append(span)
+            if span.parent_id is None:
+                trace.has_root = True
+            self._touch(span.trace_id, trace, now)
+            result.accepted += 1
+        self._spans_held += result.accepted
+        m = self.metrics
+        for reason, count in rejected.items():
+            m.spans_rejected.labels(reason).inc(count)
+        if result.late:
+            m.late_spans.inc(result.late)
+        self._update_gauges()
+        return result
+
+    def add_logs(self, events: Iterable[LogEvent], now: float) -> AddResult:
+        result = AddResult()
+        rejected = result.rejected
+        limit = self.settings.max_spans_per_trace
+        for event in events:
+            trace = self._trace_for(event.trace_id, now, result)
+            if trace is None:
+                continue
+            if trace.size >= limit:
+                rejected["trace_too_large"] = rejected.get("trace_too_large", 0) + 1
+                continue
+            trace.logs.append(event)
+            self._touch(event.trace_id, trace, now)
+            result.accepted += 1
+        self._spans_held += result.accepted
+        m = self.metrics
+        for reason, count in rejected.items():
+            m.log_records_dropped.labels(reason).inc(count)
+        if result.late:
+            m.late_spans.inc(result.late)
+            m.log_records_dropped.labels("late").inc(result.late)
+        self._update_gauges()
+        return result
+
+    def _trace_for(self, trace_id: str, now: float, result: AddResult) -> _Trace | None:
+        trace = self._traces.get(trace_id)
+        if trace is not None:
+            return trace
+        if trace_id in self._closed:
+            result.late += 1
+            return None
+        while len(self._traces) >= self.settings.max_traces:
+            oldest = next(iter(self._traces))
+            self._evicted.append(self._close(oldest, "evicted"))
+        trace = _Trace(first_seen=now, last_seen=now)
+        self._traces[trace_id] = trace
+        trace.scheduled = self._deadline(trace)
+        heapq.heappush(self._heap, (trace.scheduled, trace_id))
+        return trace
+
+    def _touch(self, trace_id: str, trace: _Trace, now: float) -> None:
+        trace.last_seen = now
+        # Later arrivals only move a deadline later, which `poll` discovers lazily; a root's arrival
+        # can move it earlier (settle < idle_timeout), and only then is a new heap entry needed.
+        deadline = self._deadline(trace)
+        if deadline < trace.scheduled:
+            trace.scheduled = deadline
+            heapq.heappush(self._heap, (deadline, trace_id))
+
+    def _deadline(self, trace: _Trace) -> float:
+        s = self.settings
+        quiet = s.settle if trace.has_root else s.idle_timeout
+        return min(trace.last_seen + quiet, trace.first_seen + s.max_trace_duration)
+
+    # --- output ------------------------------------------------------------------------------
+
+    def poll(self, now: float) -> list[CompletedTrace]:
+        """Every trace whose deadline has passed (and any evicted since the last poll)."""
+        done, self._evicted = self._evicted, []
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            deadline, trace_id = heapq.heappop(heap)
+            trace = self._traces.get(trace_id)
+            if trace is None or deadline != trace.scheduled:
+                continue  # closed already, or superseded by an earlier entry
+            actual = self._deadline(trace)
+            if actual > now:
+                trace.scheduled = actual
+                heapq.heappush(heap, (actual, trace_id))
+                continue
+            done.append(self._close(trace_id, self._reason(trace, now)))
+        if done:
+            self._update_gauges()
+        return done
+
+    def drain(self) -> list[CompletedTrace]:
+        """Close every held trace (reason `shutdown`), oldest first."""
+        done, self._evicted = self._evicted, []
+        done.extend(self._close(trace_id, "shutdown") for trace_id in list(self._traces))
+        self._heap = []
+        self._update_gauges()
+        return done
+
+    def _reason(self, trace: _Trace, now: float) -> Reason:
+        s = self.settings
+        if now >= trace.first_seen + s.max_trace_duration:
+            return "max_duration"
+        return "complete" if trace.has_root else "idle"
+
+    def _close(self, trace_id: str, reason: Reason) -> CompletedTrace:
+        trace = self._traces.pop(trace_id)
+        self._spans_held -= trace.size
+        self._closed[trace_id] = None
+        if len(self._closed) > self.settings.decision_cache_size:
+            self._closed.popitem(last=False)
+        self.metrics.traces_completed.labels(reason).inc()
+        return CompletedTrace(trace_id, trace.spans, trace.logs, reason, trace.last_seen)
+
+    def _update_gauges(self) -> None:
+        self.metrics.traces_in_flight.set(len(self._traces))
+        self.metrics.spans_in_flight.set(self._spans_held)
