@@ -160,7 +160,9 @@ def test_concurrent_writers_never_interleave_lines(tmp_path: Path) -> None:
     assert len({(line["trace_id"], line["outcome"]) for line in lines}) == 1200
 
 
-def test_write_errors_are_counted_logged_once_and_never_raised(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_write_errors_are_counted_logged_once_and_never_raised(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("")
     metrics = Metrics()

@@ -67,7 +67,7 @@ def grpc_receiver() -> Iterator[tuple[str, Received]]:
     received = Received()
 
     class Service(ts_grpc.TraceServiceServicer):
-        def Export(self, request, context):  # noqa: N802 - the gRPC method name
+        def Export(self, request, context):
             received.add(request)
             return ts.ExportTraceServiceResponse()
 
@@ -82,12 +82,10 @@ def grpc_receiver() -> Iterator[tuple[str, Received]]:
 @pytest.fixture
 def http_receiver() -> Iterator[tuple[str, Received]]:
     received = Received()
-    paths: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
-            paths.append(self.path)
             if self.path == "/v1/traces" and self.headers["Content-Type"] == "application/x-protobuf":
                 received.add(ts.ExportTraceServiceRequest.FromString(body))
                 self.send_response(200)
