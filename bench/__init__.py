@@ -1,0 +1,1 @@
+"""The otelgrade benchmark: a load generator and a runner (`python -m bench.run`)."""
