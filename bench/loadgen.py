@@ -70,22 +70,21 @@ def agent_run_spans(n_spans: int, t: int, start_ns: int) -> list[trace_pb2.Span]
     trace_id, root_id = os.urandom(16), os.urandom(8)
     step_ns = 40_000_000
     spans: list[trace_pb2.Span] = []
-    call_id = ""
+    call_id, tool = "", TOOLS[t % len(TOOLS)]
+    args = {"query": f"customer {t} flight to Lisbon", "limit": 5}
     for i, op in enumerate(_child_ops(n_spans - 1)):
         s = trace_pb2.Span(trace_id=trace_id, span_id=os.urandom(8), parent_span_id=root_id)
         s.kind = trace_pb2.Span.SPAN_KIND_CLIENT if op == "chat" else trace_pb2.Span.SPAN_KIND_INTERNAL
         s.start_time_unix_nano = start_ns + (i + 1) * step_ns
         s.end_time_unix_nano = s.start_time_unix_nano + step_ns - 1_000_000
         _set(s.attributes, "gen_ai.operation.name", op)
-        tool = TOOLS[(t + i) % len(TOOLS)]
         if op == "chat":
             s.name = "chat gpt-4o-mini"
             last = i == n_spans - 2
-            call_id = f"call_{t}_{i}"
+            call_id, tool = f"call_{t}_{i}", TOOLS[(t + i) % len(TOOLS)]
             if last:
                 parts: list[dict[str, Any]] = [{"type": "text", "content": f"Your booking {t} is confirmed. " * 4}]
             else:
-                args = {"query": f"customer {t} flight to Lisbon", "limit": 5}
                 parts = [{"type": "tool_call", "id": call_id, "name": tool, "arguments": args}]
             for key, value in (
                 ("gen_ai.provider.name", "openai"),
@@ -107,7 +106,7 @@ def agent_run_spans(n_spans: int, t: int, start_ns: int) -> list[trace_pb2.Span]
             _set(s.attributes, "gen_ai.tool.name", tool)
             _set(s.attributes, "gen_ai.tool.type", "function")
             _set(s.attributes, "gen_ai.tool.call.id", call_id)
-            _set(s.attributes, "gen_ai.tool.call.arguments", json.dumps({"query": f"customer {t} flight", "limit": 5}))
+            _set(s.attributes, "gen_ai.tool.call.arguments", json.dumps(args))
             result = {"rows": [{"id": f"F{t}{k}", "price": 120 + k, "seats": 3} for k in range(3)]}
             _set(s.attributes, "gen_ai.tool.call.result", json.dumps(result))
         s.status.code = trace_pb2.Status.STATUS_CODE_OK if op == "chat" else trace_pb2.Status.STATUS_CODE_UNSET

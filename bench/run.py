@@ -236,6 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--batch-traces", type=int, default=50)
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--scenarios", default="deterministic,judge,memory")
+    p.add_argument("--judge-delay", type=float, default=2.0, help="seconds the fake judge takes to answer")
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     args = p.parse_args(argv)
     scenarios = set(args.scenarios.split(","))
@@ -250,10 +251,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     rows.append(("deterministic", load(server, protocol, args)))
             baseline = rows[0][1]
         if "judge" in scenarios:
-            with FakeJudge(delay=2.0) as judge:
+            with FakeJudge(delay=args.judge_delay) as judge:
                 config = server_config(_ports(), "0.2s", judge_url=judge.base_url)
                 with serve(workdir, "judge", config) as server:
-                    rows.append(("slow judge (2 s)", load(server, "grpc", args)))
+                    rows.append((f"slow judge ({args.judge_delay:g} s)", load(server, "grpc", args)))
         if "memory" in scenarios:
             memory = measure_memory(workdir, args)
     if args.json:
