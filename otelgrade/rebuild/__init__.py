@@ -1,0 +1,35 @@
+"""Rebuild agent-run trajectories from spans, whatever instrumentation wrote them.
+
+One module per convention (`genai`, `pydantic_ai`, `openinference`, `traceloop`, `vercel`)
+reads facts off single spans; `runs` assembles them into `Trajectory` records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from otelgrade.rebuild.runs import DIALECTS, classify, rebuild_trace
+from otelgrade.spans import LogEvent, Span
+from otelgrade.trajectory import Trajectory
+
+__all__ = ["DIALECTS", "classify", "rebuild"]
+
+
+def rebuild(spans: Sequence[Span], logs: Sequence[LogEvent] = ()) -> list[Trajectory]:
+    """All the agent runs in ONE trace (all spans share a trace id). Pure function.
+
+    `logs` are GenAI events that arrived as OTLP log records; each is read as an event of the
+    span it names. Spans of other trace ids, if any, are rebuilt as their own traces.
+    """
+    if not spans:
+        return []
+    trace_id = spans[0].trace_id
+    if all(s.trace_id == trace_id for s in spans) and all(log.trace_id == trace_id for log in logs):
+        return rebuild_trace(spans, logs)
+    by_trace: dict[str, tuple[list[Span], list[LogEvent]]] = {}
+    for span in spans:
+        by_trace.setdefault(span.trace_id, ([], []))[0].append(span)
+    for log in logs:
+        if log.trace_id in by_trace:
+            by_trace[log.trace_id][1].append(log)
+    return [t for trace_spans, trace_logs in by_trace.values() for t in rebuild_trace(trace_spans, trace_logs)]

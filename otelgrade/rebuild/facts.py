@@ -1,0 +1,70 @@
+"""What a dialect reads off one span: the facts of an LLM call, a tool execution or an agent run.
+
+Dialect modules turn spans into these records; `runs.py` assembles them into trajectories.
+Messages are already OpenAI-style dicts here (role, content, tool_calls, tool_call_id).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from otelgrade.rebuild.messages import function_of, parse_json_maybe
+
+
+@dataclass(slots=True)
+class RequestedCall:
+    """A tool call as the model asked for it in one response."""
+
+    name: str
+    call_id: str | None
+    arguments: Any
+
+
+@dataclass(slots=True)
+class LLMFacts:
+    model: str | None = None
+    provider: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    input_messages: list[dict[str, Any]] = field(default_factory=list)
+    output_messages: list[dict[str, Any]] = field(default_factory=list)
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class ToolFacts:
+    name: str
+    call_id: str | None = None
+    arguments: Any = None
+    result: str | None = None
+    error: bool = False
+
+
+@dataclass(slots=True)
+class RunFacts:
+    """An agent-run candidate. `input`/`output`/`messages` are set only where the run span records them."""
+
+    agent_name: str | None = None
+    input: str | None = None
+    output: str | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    handed_off_from: str | None = None  # the agent name this run took over from (handoff), if recorded
+    fallback_input: str | None = None  # a guess at the request (e.g. a function argument), used last
+
+
+def requested_calls(messages: list[dict[str, Any]]) -> list[RequestedCall]:
+    """The tool calls that assistant messages ask for, in order."""
+    calls = []
+    for message in messages:
+        for call in message.get("tool_calls") or ():
+            if not isinstance(call, dict):
+                continue
+            function = function_of(call)
+            name = function.get("name")
+            if isinstance(name, str) and name:
+                call_id = call.get("id")
+                calls.append(
+                    RequestedCall(name, str(call_id) if call_id else None, parse_json_maybe(function.get("arguments")))
+                )
+    return calls

@@ -1,0 +1,76 @@
+"""Small readers for span attributes and events, shared by the dialect modules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otelgrade.spans import STATUS_ERROR, Event, Span
+
+
+def first(attrs: dict[str, Any], *keys: str) -> Any:
+    """The first of `keys` that is present and not empty."""
+    for key in keys:
+        value = attrs.get(key)
+        if value not in (None, "", [], {}):
+            return value
+    return None
+
+
+def text(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def integer(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(float(value))
+        except ValueError:
+            return None
+    return None
+
+
+def first_text(value: Any) -> str | None:
+    """A string, or the first string of a list (finish reasons are arrays)."""
+    if isinstance(value, list):
+        return next((v for v in value if isinstance(v, str) and v), None)
+    return text(value)
+
+
+def name_after(span: Span, prefix: str) -> str | None:
+    """`execute_tool get_weather` -> `get_weather` for prefix `execute_tool`."""
+    name = span.name or ""
+    if name.startswith(prefix + " "):
+        rest = name[len(prefix) + 1 :].strip()
+        return rest or None
+    return None
+
+
+def payload(event: Event) -> dict[str, Any]:
+    """An event's content: its attributes, overlaid with the log record body when it has one."""
+    out = dict(event.attributes)
+    body = event.body
+    if isinstance(body, dict):
+        out.update(body)
+    elif body not in (None, ""):
+        out.setdefault("content", body)
+    return out
+
+
+def genai_events(span: Span) -> list[tuple[str, dict[str, Any]]]:
+    """The span's legacy GenAI message events (span events or log records), in order."""
+    return [(e.name, payload(e)) for e in span.events if e.name.startswith("gen_ai.") and e.name.endswith(_SUFFIXES)]
+
+
+_SUFFIXES = (".message", ".choice")
+
+
+def is_error(span: Span) -> bool:
+    return span.status_code == STATUS_ERROR

@@ -1,0 +1,145 @@
+"""OpenInference (Arize): spans typed by `openinference.span.kind` (AGENT, LLM, TOOL, CHAIN, ...).
+
+LLM messages are flattened (`llm.input_messages.N.message.{role,content,tool_calls.M.tool_call.*}`);
+`input.value` / `output.value` often repeat them as JSON, which is preferred when it is a list of
+chat messages (the flattened form can drop tool-call arguments). Tool spans carry `tool.name`,
+`input.value` (arguments) and `output.value` (result), usually without a call id.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from otelgrade.rebuild import messages as msg
+from otelgrade.rebuild.facts import LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.fields import first, integer, is_error, text
+from otelgrade.spans import Span
+
+NAME = "openinference"
+
+_FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
+_CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(.+)$")
+_CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
+
+
+def read(span: Span) -> RunFacts | LLMFacts | ToolFacts | None:
+    kind = span.attributes.get("openinference.span.kind")
+    if not isinstance(kind, str):
+        return None
+    kind = kind.upper()
+    if kind == "AGENT":
+        return agent(span)
+    if kind == "LLM":
+        return llm(span)
+    if kind == "TOOL" and not _is_handoff(span):
+        return tool(span)
+    return None
+
+
+def agent(span: Span) -> RunFacts:
+    attrs = span.attributes
+    return RunFacts(
+        agent_name=text(first(attrs, "agent.name", "graph.node.id")) or span.name or None,
+        input=_value_text(attrs, "input", user=True),
+        output=_value_text(attrs, "output", user=False),
+        handed_off_from=text(attrs.get("graph.node.parent_id")),
+    )
+
+
+def llm(span: Span) -> LLMFacts:
+    attrs = span.attributes
+    flat: dict[str, dict[int, dict[str, Any]]] = {"input": {}, "output": {}}
+    for key, value in attrs.items():
+        match = _FLAT.match(key)
+        if match:
+            flat[match.group(1)].setdefault(int(match.group(2)), {})[match.group(3)] = value
+    inputs = _json_messages(attrs, "input") or _flat_messages(flat["input"])
+    outputs = _json_messages(attrs, "output") or _flat_messages(flat["output"])
+    return LLMFacts(
+        model=text(first(attrs, "llm.model_name", "gen_ai.response.model", "gen_ai.request.model")),
+        provider=text(first(attrs, "llm.provider", "llm.system")),
+        input_tokens=integer(attrs.get("llm.token_count.prompt")),
+        output_tokens=integer(attrs.get("llm.token_count.completion")),
+        input_messages=inputs,
+        output_messages=outputs,
+        finish_reason=_finish_reason(attrs),
+    )
+
+
+def tool(span: Span) -> ToolFacts:
+    attrs = span.attributes
+    return ToolFacts(
+        name=text(attrs.get("tool.name")) or span.name or "unknown",
+        call_id=text(first(attrs, "tool_call.id", "tool.call_id")),
+        arguments=msg.parse_json_maybe(attrs.get("input.value")),
+        result=msg.result_text(attrs.get("output.value")),
+        error=is_error(span),
+    )
+
+
+def _is_handoff(span: Span) -> bool:
+    """OpenAI Agents handoffs are TOOL spans named `handoff to X` with no tool name: a control
+    transfer, whose tool call is already in the model's response."""
+    return "tool.name" not in span.attributes and (span.name or "").startswith("handoff to ")
+
+
+def _json_messages(attrs: dict[str, Any], side: str) -> list[msg.Message]:
+    value = attrs.get(f"{side}.value")
+    if not isinstance(value, str) or value.lstrip()[:1] not in ("[", "{"):
+        return []
+    doc = msg.loads(value)
+    if isinstance(doc, dict):
+        if isinstance(doc.get("messages"), list):
+            doc = doc["messages"]
+        elif isinstance(doc.get("choices"), list):
+            doc = [c.get("message") for c in doc["choices"] if isinstance(c, dict)]
+    if isinstance(doc, list) and doc and all(isinstance(m, dict) and "role" in m for m in doc):
+        return msg.from_openai(doc)
+    return []
+
+
+def _flat_messages(items: dict[int, dict[str, Any]]) -> list[msg.Message]:
+    out = []
+    for _, fields in sorted(items.items()):
+        calls: dict[int, dict[str, Any]] = {}
+        contents: dict[int, str] = {}
+        for key, value in fields.items():
+            match = _CALL.match(key)
+            if match:
+                calls.setdefault(int(match.group(1)), {})[match.group(2)] = value
+                continue
+            match = _CONTENT.match(key)
+            if match and isinstance(value, str):
+                contents[int(match.group(1))] = value
+        tool_calls = [
+            msg.tool_call(c.get("id"), c.get("function.name"), c.get("function.arguments"))
+            for _, c in sorted(calls.items())
+        ]
+        role = text(fields.get("role")) or "assistant"
+        content = text(fields.get("content")) or msg.join_texts(v for _, v in sorted(contents.items()))
+        extra = {"tool_call_id": text(fields.get("tool_call_id"))} if role == "tool" else {}
+        out.append(msg.message(role, content, tool_calls, **extra))
+    return out
+
+
+def _value_text(attrs: dict[str, Any], side: str, user: bool) -> str | None:
+    """`input.value` / `output.value` as text: plain text as is, chat JSON as its user/assistant text."""
+    value = attrs.get(f"{side}.value")
+    if not isinstance(value, str) or not value:
+        return None
+    if value.lstrip()[:1] not in ("[", "{"):
+        return value
+    messages = _json_messages(attrs, side)
+    if messages:
+        return msg.last_user_text(messages) if user else msg.assistant_text(messages)
+    return None
+
+
+def _finish_reason(attrs: dict[str, Any]) -> str | None:
+    doc = msg.loads(attrs.get("output.value"))
+    if isinstance(doc, dict) and isinstance(doc.get("choices"), list):
+        for choice in doc["choices"]:
+            if isinstance(choice, dict) and isinstance(choice.get("finish_reason"), str):
+                return str(choice["finish_reason"])
+    return None

@@ -1,0 +1,83 @@
+"""The span tree of one trace, safe against what real exports contain.
+
+Duplicate span ids keep the first span; a parent that is missing makes a root; parent cycles
+are cut at their earliest span. GenAI log events are attached to the span they name, as if
+they were span events (the input spans are not modified).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+
+from otelgrade.spans import LogEvent, Span
+
+
+class Tree:
+    def __init__(self, spans: Sequence[Span], logs: Sequence[LogEvent] = ()) -> None:
+        by_id: dict[str, Span] = {}
+        for span in spans:
+            by_id.setdefault(span.span_id, span)
+        if logs:
+            attached: dict[str, list[LogEvent]] = {}
+            for log in logs:
+                if log.span_id in by_id:
+                    attached.setdefault(log.span_id, []).append(log)
+            for span_id, extra in attached.items():
+                span = by_id[span_id]
+                events = sorted([*span.events, *(log.event for log in extra)], key=lambda e: e.time_ns)
+                by_id[span_id] = dataclasses.replace(span, events=events)
+        self.spans = by_id
+        self.parent: dict[str, str | None] = {}
+        self.children: dict[str, list[str]] = {}
+        for span in by_id.values():
+            parent = span.parent_id if span.parent_id in by_id and span.parent_id != span.span_id else None
+            self.parent[span.span_id] = parent
+            if parent is not None:
+                self.children.setdefault(parent, []).append(span.span_id)
+        for kids in self.children.values():
+            kids.sort(key=self._start_key)
+        self.roots = sorted((s for s, p in self.parent.items() if p is None), key=self._start_key)
+        self.order: dict[str, int] = {}
+        for root in self.roots:
+            self._number(root)
+        while len(self.order) < len(by_id):  # spans on a parent cycle: cut it at its earliest span
+            cut = min((s for s in by_id if s not in self.order), key=self._start_key)
+            old_parent = self.parent[cut]
+            if old_parent is not None:
+                self.children[old_parent].remove(cut)
+            self.parent[cut] = None
+            self.roots.append(cut)
+            self._number(cut)
+
+    def _start_key(self, span_id: str) -> tuple[int, str]:
+        return self.spans[span_id].start_ns, span_id
+
+    def _number(self, root: str) -> None:
+        stack = [root]
+        while stack:
+            span_id = stack.pop()
+            if span_id in self.order:
+                continue
+            self.order[span_id] = len(self.order)
+            stack.extend(reversed(self.children.get(span_id, ())))
+
+    def walk(self, start: str, stop: set[str] | frozenset[str] = frozenset()) -> list[str]:
+        """`start` and its descendants in tree order, not entering spans in `stop` (other than `start`)."""
+        out, stack, seen = [], [start], set()
+        while stack:
+            span_id = stack.pop()
+            if span_id in seen:
+                continue
+            seen.add(span_id)
+            out.append(span_id)
+            stack.extend(c for c in reversed(self.children.get(span_id, ())) if c not in stop)
+        return out
+
+    def ancestors(self, span_id: str) -> Iterator[str]:
+        seen = {span_id}
+        parent = self.parent.get(span_id)
+        while parent is not None and parent not in seen:
+            yield parent
+            seen.add(parent)
+            parent = self.parent.get(parent)
