@@ -1,0 +1,119 @@
+"""OTLP/HTTP receiver (aiohttp): `POST /v1/traces` and `POST /v1/logs`, protobuf or OTLP JSON,
+optionally gzip-compressed, answered in the request's content type.
+
+Bodies are read as a stream with a byte cap (chunked requests without Content-Length work), and
+gzip is inflated here with the same cap, never by aiohttp, so a gzip bomb costs at most the limit.
+"""
+
+from __future__ import annotations
+
+import logging
+import zlib
+from typing import Any
+
+from aiohttp import web
+from google.protobuf import json_format
+from google.protobuf.message import Message
+from google.rpc import code_pb2, status_pb2
+
+from otelgrade.decode import DecodeError, Encoding
+from otelgrade.receivers.ingest import Ingest, RequestTooLarge, Signal, export_response, gunzip_capped
+
+log = logging.getLogger(__name__)
+
+PROTOCOL = "http"
+_CONTENT_TYPES: dict[str, Encoding] = {"application/x-protobuf": "protobuf", "application/json": "json"}
+_MEDIA_TYPE = {"protobuf": "application/x-protobuf", "json": "application/json"}
+
+
+def _encode(message: Message, encoding: Encoding) -> bytes:
+    if encoding == "json":
+        return json_format.MessageToJson(message, indent=None).encode()
+    return message.SerializeToString()
+
+
+def _status(http_status: int, code: int, message: str, encoding: Encoding = "protobuf") -> web.Response:
+    body = _encode(status_pb2.Status(code=code, message=message), encoding)
+    return web.Response(status=http_status, body=body, content_type=_MEDIA_TYPE[encoding])
+
+
+async def _read_capped(request: web.Request, limit: int) -> bytes:
+    if request.content_length is not None and request.content_length > limit:
+        raise RequestTooLarge(f"the body ({request.content_length} bytes) is over the {limit}-byte limit")
+    body = bytearray()
+    async for chunk in request.content.iter_any():
+        body += chunk
+        if len(body) > limit:
+            raise RequestTooLarge(f"the body is over the {limit}-byte limit")
+    return bytes(body)
+
+
+class HttpReceiver:
+    """The aiohttp application and its listener; `start` returns the bound port (useful with port 0)."""
+
+    def __init__(self, ingest: Ingest) -> None:
+        self._ingest = ingest
+        self.app = web.Application()
+        self.app.router.add_post("/v1/traces", self._traces)
+        self.app.router.add_post("/v1/logs", self._logs)
+        # auto_decompress=False: aiohttp would inflate gzip bodies itself, without our cap.
+        self._runner = web.AppRunner(self.app, auto_decompress=False, access_log=None)
+        self._site: web.TCPSite | None = None
+
+    async def start(self, host: str, port: int) -> int:
+        await self._runner.setup()
+        self._site = web.TCPSite(self._runner, host or None, port, reuse_address=True)
+        await self._site.start()
+        server: Any = self._site._server
+        return int(server.sockets[0].getsockname()[1]) if server and server.sockets else port
+
+    async def stop(self) -> None:
+        await self._runner.cleanup()
+
+    async def _traces(self, request: web.Request) -> web.Response:
+        return await self._export(request, "traces")
+
+    async def _logs(self, request: web.Request) -> web.Response:
+        return await self._export(request, "logs")
+
+    async def _export(self, request: web.Request, signal: Signal) -> web.Response:
+        ingest = self._ingest
+        count = ingest.metrics.requests
+        encoding = _CONTENT_TYPES.get(request.content_type)
+        if encoding is None:
+            count.labels(PROTOCOL, signal, "unsupported").inc()
+            return _status(
+                415,
+                code_pb2.INVALID_ARGUMENT,
+                f"unsupported Content-Type {request.content_type!r}; use application/x-protobuf or application/json",
+            )
+        content_encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+        if content_encoding not in ("gzip", "identity", ""):
+            count.labels(PROTOCOL, signal, "unsupported").inc()
+            return _status(
+                415, code_pb2.INVALID_ARGUMENT, f"unsupported Content-Encoding {content_encoding!r}", encoding
+            )
+        limit = ingest.max_request_bytes
+        try:
+            body = await _read_capped(request, limit)
+            if content_encoding == "gzip":
+                body = gunzip_capped(body, limit)
+        except RequestTooLarge as exc:
+            count.labels(PROTOCOL, signal, "too_large").inc()
+            return _status(413, code_pb2.RESOURCE_EXHAUSTED, str(exc), encoding)
+        except (zlib.error, EOFError) as exc:
+            count.labels(PROTOCOL, signal, "invalid").inc()
+            return _status(400, code_pb2.INVALID_ARGUMENT, f"invalid gzip body: {exc}", encoding)
+        try:
+            outcome = await ingest.export(signal, body, encoding, PROTOCOL)
+        except DecodeError as exc:
+            count.labels(PROTOCOL, signal, "invalid").inc()
+            return _status(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
+        except Exception:
+            log.exception("failed to handle an OTLP/HTTP %s request", signal)
+            count.labels(PROTOCOL, signal, "error").inc()
+            return _status(500, code_pb2.INTERNAL, "internal error while receiving the request", encoding)
+        count.labels(PROTOCOL, signal, "partial" if outcome.rejected else "ok").inc()
+        return web.Response(
+            body=_encode(export_response(signal, outcome), encoding), content_type=_MEDIA_TYPE[encoding]
+        )
