@@ -237,15 +237,9 @@ def _native_file(doc: dict[str, Any]) -> dict[str, Any] | None:
     if "stimuli" in doc:  # vally eval spec: graders per stimulus
         graders = [g for s in doc["stimuli"] or [] if isinstance(s, Mapping) for g in s.get("graders") or []]
         return {"suites": [{"name": name, "graders": graders}]}
-    if "expected" in doc:  # evaldeck test case
-        return {
-            "suites": [
-                {
-                    "name": name,
-                    "graders": [{"expected": doc["expected"], "name": "expected"}, *(doc.get("graders") or [])],
-                }
-            ]
-        }
+    if "expected" in doc or isinstance(doc.get("turns"), list):  # evaldeck test case: one combined grader
+        case = {k: doc[k] for k in ("expected", "graders", "turns") if k in doc}
+        return {"suites": [{"name": name, "graders": [{"name": "expected", **case}]}]}
     if "evaluators" in doc:  # Potato experiment
         return {"suites": [{"name": name, "graders": doc["evaluators"]}]}
     if isinstance(doc.get("graders"), Mapping):  # letta-evals suite
