@@ -1,0 +1,511 @@
+"""Potato's programmatic evaluators (`potato.evaluators` 2.12), with Potato's exact semantics and quirks.
+
+Configured as in a Potato experiment, `{name: <registry name>, params: {...}, key?: ...}`. Text evaluators
+compare the run's output with the reference (`ground_truth` param, else the run's `ground_truth`);
+trajectory evaluators compare the run's tool calls with a reference trajectory in any shape Potato reads
+(OpenAI messages, `conversation` turns, a bare string, None) or a plain list of `{name, arguments}` calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from otelgrade.embeddings import Embedder, openai_embedder, potato_cosine, table_embedder
+from otelgrade.errors import ConfigError
+from otelgrade.graders.base import GradeFn, GradeResult, GraderSpec, build_grader, grader, native_shape
+from otelgrade.trajectory import Trajectory
+
+DEFAULT_THRESHOLD = 0.5  # continuous scores (accuracy, edit distance, similarity) pass at this, unless `threshold`
+ARGS_MODES = ("exact", "ignore", "subset", "superset")
+MATCH_MODES = ("strict", "unordered", "subset", "superset")
+_TEXT_KEYS = ("output", "text", "content", "answer", "final_answer")
+_LLM_EVALUATORS = (
+    "agent_as_judge",
+    "answer_relevance",
+    "context_relevance",
+    "groundedness",
+    "llm_trajectory_judge",
+    "rubric_dag",
+)
+# Potato registry name -> otelgrade grader type.
+EVALUATORS = {
+    name: f"potato.{name}"
+    for name in (
+        "contains",
+        "edit_distance",
+        "embedding_similarity",
+        "exact_match",
+        "json_schema_match",
+        "json_valid",
+        "regex_match",
+        "tool_call_accuracy",
+        "tool_use",
+        "trajectory_match",
+    )
+}
+
+
+# --- reading outputs and trajectories the way Potato does ---------------------------------------
+
+
+def as_text(value: Any) -> str:
+    """Potato's text view of an output: None -> "", a dict -> its first string among output/text/content/
+    answer/final_answer, anything else -> `str()` (so `True` is "True" and lists are Python reprs)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in _TEXT_KEYS:
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return str(value)
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str
+    args: dict[str, Any]
+
+
+def coerce_args(value: Any) -> dict[str, Any]:
+    """Arguments as a dict: a dict as is, None/"" -> {}, a JSON object string parsed, other JSON ->
+    `{"_value": parsed}`, unparseable text -> `{"_raw": text}`."""
+    if isinstance(value, dict):
+        return value
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return {"_raw": value}
+        return parsed if isinstance(parsed, dict) else {"_value": parsed}
+    return {"_value": value}
+
+
+def reference_calls(reference: Any) -> list[Call]:
+    """The tool calls in a reference trajectory, read as Potato's normaliser reads it (plus a plain list
+    of `{name, arguments}` calls). A dict in no shape Potato knows yields nothing, as in Potato."""
+    if reference is None or isinstance(reference, str):
+        return []
+    if isinstance(reference, list):
+        return [call for item in reference for call in _item_calls(item)]
+    if isinstance(reference, Mapping):
+        return _item_calls(reference)
+    return []
+
+
+def _item_calls(item: Any) -> list[Call]:
+    if isinstance(item, list):
+        return reference_calls(item)
+    if not isinstance(item, Mapping):
+        return []
+    if "messages" in item:
+        messages = item["messages"]
+        return (
+            [c for m in messages if isinstance(m, Mapping) for c in _message_calls(m)]
+            if isinstance(messages, list)
+            else []
+        )
+    if "conversation" in item:
+        turns = item["conversation"]
+        return [c for t in turns if isinstance(t, Mapping) for c in _turn_calls(t)] if isinstance(turns, list) else []
+    if "role" in item:
+        return _message_calls(item)
+    if "speaker" in item:
+        return _turn_calls(item)
+    if isinstance(item.get("name"), str) and ("arguments" in item or "args" in item):  # a bare call (otelgrade)
+        return [Call(item["name"] or "unknown", coerce_args(item.get("arguments", item.get("args"))))]
+    return []
+
+
+def _message_calls(message: Mapping[str, Any]) -> list[Call]:
+    """Tool calls of one OpenAI-style message (`tool_calls[*].function`, flat `{name, arguments}`, or the
+    legacy `function_call`); tool-result messages carry none."""
+    if message.get("role") == "tool":
+        return []
+    calls = []
+    for tool_call in message.get("tool_calls") or []:
+        if not isinstance(tool_call, Mapping):
+            continue
+        function = tool_call.get("function")
+        spec = function if isinstance(function, Mapping) else tool_call
+        calls.append(Call(spec.get("name") or "unknown", coerce_args(spec.get("arguments"))))
+    legacy = message.get("function_call")
+    if isinstance(legacy, Mapping):
+        calls.append(Call(legacy.get("name") or "unknown", coerce_args(legacy.get("arguments"))))
+    return calls
+
+
+_ACTION = re.compile(r"^\s*([^(]*?)\s*\((.*)\)\s*$", re.DOTALL)
+
+
+def _turn_calls(turn: Mapping[str, Any]) -> list[Call]:
+    """A canonical turn is a tool call only when its speaker says "(action)"; its text is `name(json)`
+    (Python-style kwargs stay unparsed, as `{"_raw": ...}`) or a bare tool name."""
+    if "(action)" not in str(turn.get("speaker", "")).lower():
+        return []
+    text = str(turn.get("text", turn.get("content", "")) or "").strip()
+    match = _ACTION.match(text)
+    if not match:
+        return [Call(text or "unknown", {})]
+    return [Call(match.group(1) or "unknown", coerce_args(match.group(2).strip()))]
+
+
+def agent_calls(trajectory: Trajectory) -> list[Call]:
+    return [Call(c.name or "unknown", coerce_args(c.arguments)) for c in trajectory.tool_calls]
+
+
+def args_match(mode: str, agent: Mapping[str, Any], reference: Mapping[str, Any]) -> bool:
+    """Flat comparison with Python `==` (so 1 == 1.0 and True == 1): `subset` = agent args inside the
+    reference's, `superset` = agent args contain the reference's."""
+    if mode == "exact":
+        return dict(agent) == dict(reference)
+    if mode == "ignore":
+        return True
+    if mode == "subset":
+        return all(k in reference and reference[k] == v for k, v in agent.items())
+    if mode == "superset":
+        return all(k in agent and agent[k] == v for k, v in reference.items())
+    raise ValueError(f"Unknown tool_args_match_mode: {mode}")
+
+
+def _check_mode(value: str, allowed: Sequence[str], key: str) -> None:
+    if value not in allowed:
+        raise ConfigError(f"{key} must be one of {', '.join(allowed)}; got {value!r}", key)
+
+
+def _reference(ground_truth: Any, trajectory: Trajectory) -> Any:
+    return ground_truth if ground_truth is not None else trajectory.ground_truth
+
+
+def _greedy(wanted: Sequence[Call], pool: Sequence[Call], matches: Callable[[Call, Call], bool]) -> int:
+    """How many `wanted` calls each take the first unused `pool` call that `matches(pool_call, wanted_call)`."""
+    used = [False] * len(pool)
+    hits = 0
+    for want in wanted:
+        for j, candidate in enumerate(pool):
+            if not used[j] and matches(candidate, want):
+                used[j] = True
+                hits += 1
+                break
+    return hits
+
+
+# --- trajectory evaluators -------------------------------------------------------------------
+
+
+@grader("potato.trajectory_match", "trajectory_match")
+def trajectory_match(
+    mode: str = "strict",
+    tool_args_match_mode: str = "exact",
+    tool_args_match_overrides: dict[str, str] | None = None,
+    ground_truth: Any = None,
+    key: str | None = None,
+) -> GradeFn:
+    """Potato TrajectoryMatchEvaluator: the run's tool calls against a reference trajectory.
+
+    `strict` same calls in order; `unordered` same multiset; `subset` every agent call is in the reference;
+    `superset` every reference call was made. Matching is greedy and, under `subset`, the argument check is
+    applied with agent and reference swapped, exactly as in Potato. An invalid per-tool override is only
+    noticed when that tool is compared (an `error` grade), as in Potato.
+    """
+    _check_mode(mode, MATCH_MODES, "mode")
+    _check_mode(tool_args_match_mode, ARGS_MODES, "tool_args_match_mode")
+    overrides = dict(tool_args_match_overrides or {})
+
+    def matches(agent: Call, ref: Call) -> bool:
+        if agent.name != ref.name:
+            return False
+        return args_match(overrides.get(agent.name, tool_args_match_mode), agent.args, ref.args)
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        agent = agent_calls(trajectory)
+        ref = reference_calls(_reference(ground_truth, trajectory))
+        meta: dict[str, Any] = {
+            "key": key or "trajectory_match",
+            "mode": mode,
+            "tool_args_match_mode": tool_args_match_mode,
+            "agent_tools": [c.name for c in agent],
+            "reference_tools": [c.name for c in ref],
+        }
+        try:
+            if mode == "strict":
+                passed = len(agent) == len(ref) and all(matches(a, r) for a, r in zip(agent, ref, strict=True))
+            elif mode == "unordered":
+                passed = len(agent) == len(ref) and _greedy(ref, agent, matches) == len(ref)
+            elif mode == "subset":  # Potato compares with the two sides swapped here
+                passed = _greedy(agent, ref, matches) == len(agent)
+            else:
+                passed = _greedy(ref, agent, matches) == len(ref)
+        except ValueError as exc:
+            return GradeResult.error(f"tool_args_match_overrides: {exc}", config_error=True, **meta)
+        verdict = "pass" if passed else "fail"
+        rationale = f"{mode} match ({verdict}): {len(agent)} agent tool call(s) vs {len(ref)} reference"
+        return GradeResult.check(passed, rationale, value=passed, **meta)
+
+    return grade
+
+
+@grader("potato.tool_use", "tool_use")
+def tool_use(
+    expected_tool: str,
+    expected_args: dict[str, Any] | None = None,
+    args_match_mode: str = "subset",
+    key: str | None = None,
+) -> GradeFn:
+    """Potato ToolUseEvaluator: some call is named `expected_tool` (exactly) with `expected_args`.
+
+    `subset` and `superset` both mean the expected args are contained in the call's; `exact` means equal;
+    `ignore`, or no expected args, checks the name only.
+    """
+    _check_mode(args_match_mode, ARGS_MODES, "args_match_mode")
+    expected = dict(expected_args or {})
+
+    def satisfied(call: Call) -> bool:
+        if call.name != expected_tool:
+            return False
+        if not expected or args_match_mode == "ignore":
+            return True
+        if args_match_mode == "exact":
+            return call.args == expected
+        return args_match("superset", call.args, expected)
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        calls = agent_calls(trajectory)
+        passed = any(satisfied(c) for c in calls)
+        rationale = f"{expected_tool} {'was' if passed else 'was not'} called" + (
+            f" with {json.dumps(expected, default=str)}" if expected else ""
+        )
+        return GradeResult.check(passed, rationale, value=passed, key=key or f"tool_use:{expected_tool}")
+
+    return grade
+
+
+@grader("potato.tool_call_accuracy", "tool_call_accuracy")
+def tool_call_accuracy(args_match_mode: str = "exact", ground_truth: Any = None, key: str | None = None) -> GradeFn:
+    """Potato ToolCallAccuracyEvaluator: the share of reference calls the agent reproduced (any order,
+    extras not penalised, greedy first-match). No reference calls: skipped (Potato's score is None)."""
+    _check_mode(args_match_mode, ARGS_MODES, "args_match_mode")
+
+    def matches(agent: Call, ref: Call) -> bool:
+        return agent.name == ref.name and args_match(args_match_mode, agent.args, ref.args)
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        ref = reference_calls(_reference(ground_truth, trajectory))
+        if not ref:
+            return GradeResult.skipped("the reference has no tool calls", value=None, key=key or "tool_call_accuracy")
+        hits = _greedy(ref, agent_calls(trajectory), matches)
+        rationale = f"{hits} of {len(ref)} reference tool call(s) reproduced"
+        return GradeResult.scored(
+            hits / len(ref), DEFAULT_THRESHOLD, rationale, value=f"{hits}/{len(ref)}", key=key or "tool_call_accuracy"
+        )
+
+    return grade
+
+
+# --- text evaluators -------------------------------------------------------------------------
+
+
+@grader("potato.exact_match", "exact_match")
+def exact_match(
+    case_sensitive: bool = True, strip: bool = True, ground_truth: Any = None, key: str | None = None
+) -> GradeFn:
+    """Potato ExactMatch: output text equals the reference text (ends stripped; `lower()` if not case-sensitive)."""
+
+    def prepare(value: Any) -> str:
+        text = as_text(value)
+        text = text.strip() if strip else text
+        return text if case_sensitive else text.lower()
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        passed = prepare(trajectory.output) == prepare(_reference(ground_truth, trajectory))
+        rationale = "output equals the reference" if passed else "output differs from the reference"
+        return GradeResult.check(passed, rationale, value=passed, key=key or "exact_match")
+
+    return grade
+
+
+@grader("potato.contains", "contains")
+def contains(
+    substring: Any = None, case_sensitive: bool = False, ground_truth: Any = None, key: str | None = None
+) -> GradeFn:
+    """Potato Contains: `substring` (else the reference text) occurs literally in the output, case-insensitive
+    by default; an empty needle never matches."""
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        needle = str(substring) if substring is not None else as_text(_reference(ground_truth, trajectory))
+        haystack = as_text(trajectory.output)
+        if not case_sensitive:
+            needle, haystack = needle.lower(), haystack.lower()
+        passed = bool(needle) and needle in haystack
+        rationale = f"{needle[:80]!r} {'found' if passed else 'not found'} in the output"
+        return GradeResult.check(passed, rationale, value=passed, key=key or "contains")
+
+    return grade
+
+
+@grader("potato.regex_match", "regex_match")
+def regex_match(pattern: str, flags: int = 0, key: str | None = None) -> GradeFn:
+    """Potato RegexMatch: Python `re.search(pattern, output, flags)`; the reference is not used."""
+    try:
+        compiled = re.compile(pattern, flags)
+    except re.error as exc:
+        raise ConfigError(f"invalid regular expression {pattern!r}: {exc}", "pattern") from None
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        passed = compiled.search(as_text(trajectory.output)) is not None
+        return GradeResult.check(
+            passed, f"/{pattern}/ {'matches' if passed else 'does not match'}", value=passed, key=key or "regex_match"
+        )
+
+    return grade
+
+
+@grader("potato.edit_distance", "edit_distance")
+def edit_distance(ground_truth: Any = None, key: str | None = None) -> GradeFn:
+    """Potato EditDistance: 1 - Levenshtein distance / longer length, over code points (both empty: 1.0)."""
+    from rapidfuzz.distance import Levenshtein
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        a, b = as_text(trajectory.output), as_text(_reference(ground_truth, trajectory))
+        distance = Levenshtein.distance(a, b)
+        score = 1.0 - distance / max(len(a), len(b), 1)
+        rationale = f"edit distance {distance} over {max(len(a), len(b))} characters"
+        return GradeResult.scored(score, DEFAULT_THRESHOLD, rationale, value=distance, key=key or "edit_distance")
+
+    return grade
+
+
+@grader("potato.json_valid", "json_valid")
+def json_valid(key: str | None = None) -> GradeFn:
+    """Potato JSONValid: the output text parses with Python's `json.loads` (which accepts NaN and Infinity)."""
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        try:
+            json.loads(as_text(trajectory.output))
+        except ValueError as exc:
+            return GradeResult.check(False, f"invalid JSON: {exc}", value=False, key=key or "json_valid")
+        return GradeResult.check(True, "valid JSON", value=True, key=key or "json_valid")
+
+    return grade
+
+
+@grader("potato.json_schema_match", "json_schema_match")
+def json_schema_match(schema: dict[str, Any] | bool, key: str | None = None) -> GradeFn:
+    """Potato JSONSchemaMatch: the output parses as JSON and validates against `schema` (latest draft unless
+    `$schema` says otherwise; `format` not asserted). The schema itself is checked when the config loads."""
+    import jsonschema
+
+    validator_class = jsonschema.validators.validator_for(schema)
+    try:
+        validator_class.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        raise ConfigError(f"invalid JSON Schema: {exc.message}", "schema") from None
+    validator = validator_class(schema)
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        label = key or "json_schema_match"
+        try:
+            instance = json.loads(as_text(trajectory.output))
+        except ValueError as exc:
+            return GradeResult.check(False, f"invalid JSON: {exc}", value=False, key=label)
+        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        if error is not None:
+            return GradeResult.check(False, error.message, value=False, key=label)
+        return GradeResult.check(True, "matches the schema", value=True, key=label)
+
+    return grade
+
+
+@grader("potato.embedding_similarity", "embedding_similarity", "embedding_distance")
+def embedding_similarity(
+    model_name: str = "text-embedding-3-small",
+    embed_fn: Callable[[str], Sequence[float]] | None = None,
+    embed_table: dict[str, list[float]] | None = None,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    timeout: float = 30.0,
+    ground_truth: Any = None,
+    key: str | None = None,
+) -> GradeFn:
+    """Potato EmbeddingDistance: cosine similarity of the output's and the reference's embeddings.
+
+    Embeddings come from `embed_fn` (in code), `embed_table` (text -> vector), or an OpenAI-compatible
+    embeddings API (`model_name`, `base_url`, key from `api_key_env`); the API call is synchronous.
+    Potato's cosine can be negative: `metadata["value"]` keeps it, `score` is clamped into 0..1.
+    """
+    embed: Embedder
+    if embed_fn is not None:
+        embed = embed_fn
+    elif embed_table is not None:
+        embed = table_embedder(embed_table)
+    else:
+        embed = openai_embedder(model_name, base_url, api_key_env, timeout)
+
+    def grade(trajectory: Trajectory) -> GradeResult:
+        label = key or "embedding_similarity"
+        try:
+            a = embed(as_text(trajectory.output))
+            b = embed(as_text(_reference(ground_truth, trajectory)))
+        except Exception as exc:  # an unreachable or failing embedder is an error grade, never a fail
+            return GradeResult.error(f"embedding failed: {exc}", exception=type(exc).__name__, key=label)
+        value = potato_cosine(a, b)
+        score = min(1.0, max(0.0, value))
+        return GradeResult.scored(score, DEFAULT_THRESHOLD, f"cosine similarity {value:.4f}", value=value, key=label)
+
+    return grade
+
+
+# --- Potato's registry and config shape ---------------------------------------------------------
+
+
+def list_evaluators() -> list[str]:
+    """The Potato registry names otelgrade provides (Potato's LLM-based evaluators map to `rubric`)."""
+    return sorted(EVALUATORS)
+
+
+def build_evaluator(name: str, params: Mapping[str, Any] | None = None) -> GradeFn:
+    """Build a Potato evaluator from its registry name and parameters, as Potato's `build_evaluator` does."""
+    return build_grader(_grader_type(name), dict(params or {}))
+
+
+def _grader_type(name: str) -> str:
+    if name in EVALUATORS:
+        return EVALUATORS[name]
+    if name in _LLM_EVALUATORS:
+        raise ConfigError(
+            f"Potato's {name} is an LLM judge; use otelgrade's `rubric` grader type for LLM-as-judge checks", "name"
+        )
+    raise ConfigError(f"unknown Potato evaluator {name!r}; available: {', '.join(list_evaluators())}", "name")
+
+
+_BLOCK_KEYS = {"name", "evaluator", "params", "key", "threshold"}
+
+
+@native_shape("potato")
+def potato_block(block: Mapping[str, Any], key: str | None = None) -> list[GraderSpec] | None:
+    """`{name: <Potato registry name>, params: {...}, key?: ...}` (or an automation action's `evaluator:`)."""
+    if "type" in block or set(block) - _BLOCK_KEYS:
+        return None
+    name = block.get("evaluator", block.get("name"))
+    if not isinstance(name, str):
+        return None
+    if "params" not in block and "evaluator" not in block and name not in EVALUATORS:
+        return None
+    type_name = _grader_type(name)
+    params = block.get("params") or {}
+    if not isinstance(params, Mapping):
+        raise ConfigError("`params` must be a mapping of the evaluator's parameters", "params")
+    threshold = block.get("threshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
+        raise ConfigError(f"threshold must be a number between 0 and 1, not {threshold!r}", "threshold")
+    label = block.get("key") or params.get("key") or key
+    if label is None:
+        label = f"tool_use:{params.get('expected_tool')}" if name == "tool_use" else name
+    return [GraderSpec(type=type_name, name=str(label), params=dict(params), threshold=threshold)]
