@@ -1,0 +1,368 @@
+"""Generate the otelgrade Grafana dashboard (dashboards/otelgrade.json) with grafana-foundation-sdk.
+
+Run `python collector_config/grafana/generate_dashboard.py` after changing a panel and commit
+the JSON; a test checks that the committed file matches this script's output.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from grafana_foundation_sdk.builders import bargauge, common, dashboard, heatmap, prometheus, stat, timeseries
+from grafana_foundation_sdk.builders.dashboard import Dashboard, Row, ThresholdsConfig
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
+from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacement
+from grafana_foundation_sdk.models.dashboard import (
+    DataSourceRef,
+    Threshold,
+    ThresholdsMode,
+    VariableOption,
+    VariableRefresh,
+    VariableSort,
+)
+from grafana_foundation_sdk.models.prometheus import PromQueryFormat
+
+OUTPUT = Path(__file__).parent / "dashboards" / "otelgrade.json"
+UID = "otelgrade"  # alert annotations link to /d/otelgrade/otelgrade
+PROM = DataSourceRef(type_val="prometheus", uid="${datasource}")
+# Suite and grader filters, as chosen in the dashboard's variables.
+SEL = 'suite=~"$suite", grader=~"$grader"'
+RATE = "$__rate_interval"
+
+
+def _query(expr: str, legend: str, *, exemplar: bool = False, instant: bool = False) -> prometheus.Dataquery:
+    q = prometheus.Dataquery().expr(expr).legend_format(legend).exemplar(exemplar)
+    return q.instant() if instant else q.range()
+
+
+def _pass_rate(window: str) -> str:
+    """Share of decided grades (pass or fail) that passed; errors and skips are left out."""
+    decided = f'sum by (suite, grader) (rate(otelgrade_grades_total{{{SEL}, outcome=~"pass|fail"}}[{window}]))'
+    passed = f'sum by (suite, grader) (rate(otelgrade_grades_total{{{SEL}, outcome="pass"}}[{window}]))'
+    return f"({passed} or on (suite, grader) 0 * {decided})\n/ on (suite, grader) {decided}"
+
+
+def _quantile(q: float, metric: str, by: str = "") -> str:
+    keys = f"{by}, le" if by else "le"
+    return f"histogram_quantile({q}, sum by ({keys}) (rate({metric}_bucket[{RATE}])))"
+
+
+def _timeseries(title: str, description: str, unit: str, *queries: prometheus.Dataquery) -> timeseries.Panel:
+    panel = (
+        timeseries.Panel()
+        .title(title)
+        .description(description)
+        .datasource(PROM)
+        .unit(unit)
+        .height(8)
+        .span(12)
+        .fill_opacity(10)
+        .legend(
+            common.VizLegendOptions()
+            .show_legend(True)
+            .display_mode(LegendDisplayMode.TABLE)
+            .placement(LegendPlacement.BOTTOM)
+            .calcs(["lastNotNull", "max"])
+        )
+    )
+    for query in queries:
+        panel = panel.with_target(query)
+    return panel
+
+
+def _pass_rate_thresholds() -> ThresholdsConfig:
+    return (
+        ThresholdsConfig()
+        .mode(ThresholdsMode.ABSOLUTE)
+        .steps(
+            [
+                Threshold(value=None, color="red"),
+                Threshold(value=0.9, color="orange"),
+                Threshold(value=0.95, color="green"),
+            ]
+        )
+    )
+
+
+def _variables(board: Dashboard) -> Dashboard:
+    suite = (
+        dashboard.QueryVariable("suite")
+        .label("Suite")
+        .datasource(PROM)
+        .query("label_values(otelgrade_grades_total, suite)")
+        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(VariableSort.ALPHABETICAL_ASC)
+        .multi(True)
+        .include_all(True)
+        .all_value(".*")
+        .current(VariableOption(selected=True, text="All", value="$__all"))
+    )
+    grader = (
+        dashboard.QueryVariable("grader")
+        .label("Grader")
+        .datasource(PROM)
+        .query('label_values(otelgrade_grades_total{suite=~"$suite"}, grader)')
+        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+        .sort(VariableSort.ALPHABETICAL_ASC)
+        .multi(True)
+        .include_all(True)
+        .all_value(".*")
+        .current(VariableOption(selected=True, text="All", value="$__all"))
+    )
+    source = dashboard.DatasourceVariable("datasource").label("Prometheus").type("prometheus")
+    return board.with_variable(source).with_variable(suite).with_variable(grader)
+
+
+def _grades_row(board: Dashboard) -> Dashboard:
+    board = board.with_row(Row("Grades"))
+    board = board.with_panel(
+        _timeseries(
+            "Pass rate by suite and grader",
+            "Passed / (passed + failed) grades. Errors and skipped grades are not failures and are left out.",
+            "percentunit",
+            _query(_pass_rate(RATE), "{{suite}} / {{grader}}"),
+        )
+        .min(0)
+        .max(1)
+        .thresholds(_pass_rate_thresholds())
+    )
+    board = board.with_panel(
+        bargauge.Panel()
+        .title("Pass rate, last hour")
+        .description("Decided grades of the last hour that passed, per grader. Red under 90%, orange under 95%.")
+        .datasource(PROM)
+        .unit("percentunit")
+        .min(0)
+        .max(1)
+        .thresholds(_pass_rate_thresholds())
+        .height(8)
+        .span(12)
+        .with_target(_query(_pass_rate("1h"), "{{suite}} / {{grader}}", instant=True))
+    )
+    board = board.with_panel(
+        _timeseries(
+            "Failed grades",
+            "Failed grades per interval. Each point (exemplar) carries the trace id of a failing run: "
+            "hover it and follow the link to open the trace.",
+            "short",
+            _query(
+                f'sum by (suite, grader) (increase(otelgrade_grades_total{{{SEL}, outcome="fail"}}[{RATE}]))',
+                "{{suite}} / {{grader}}",
+                exemplar=True,
+            ),
+        )
+    )
+    return board.with_panel(
+        _timeseries(
+            "Errors and skipped grades",
+            "Grades that could not be decided (judge failed, nothing to grade, grader raised) or were skipped.",
+            "ops",
+            _query(
+                "sum by (suite, grader, outcome) "
+                f'(rate(otelgrade_grades_total{{{SEL}, outcome=~"error|skipped"}}[{RATE}]))',
+                "{{suite}} / {{grader}}: {{outcome}}",
+            ),
+            _query(
+                f"sum by (suite, grader) (rate(otelgrade_grader_exceptions_total{{{SEL}}}[{RATE}]))",
+                "{{suite}} / {{grader}}: raised",
+            ),
+        )
+    )
+
+
+def _scores_row(board: Dashboard) -> Dashboard:
+    board = board.with_row(Row("Scores"))
+    board = board.with_panel(
+        heatmap.Panel()
+        .title("Score distribution")
+        .description("How many grades fell in each score bucket (0.0-1.0) per interval, for the selected graders.")
+        .datasource(PROM)
+        .height(8)
+        .span(12)
+        .with_target(
+            _query(f"sum by (le) (increase(otelgrade_grade_score_bucket{{{SEL}}}[{RATE}]))", "{{le}}").format(
+                PromQueryFormat.HEATMAP
+            )
+        )
+    )
+    return board.with_panel(
+        _timeseries(
+            "Mean score",
+            "Average score per grader.",
+            "percentunit",
+            _query(
+                f"sum by (suite, grader) (rate(otelgrade_grade_score_sum{{{SEL}}}[{RATE}]))\n"
+                f"/ sum by (suite, grader) (rate(otelgrade_grade_score_count{{{SEL}}}[{RATE}]))",
+                "{{suite}} / {{grader}}",
+            ),
+        )
+        .min(0)
+        .max(1)
+    )
+
+
+def _pipeline_row(board: Dashboard) -> Dashboard:
+    board = board.with_row(Row("Ingest and grading"))
+    board = board.with_panel(
+        _timeseries(
+            "Spans per second",
+            "Spans received over OTLP, rejected (by reason), and arriving after their run was graded.",
+            "ops",
+            _query(f"sum by (protocol) (rate(otelgrade_spans_received_total[{RATE}]))", "received ({{protocol}})"),
+            _query(f"sum by (reason) (rate(otelgrade_spans_rejected_total[{RATE}]))", "rejected: {{reason}}"),
+            _query(f"sum(rate(otelgrade_late_spans_total[{RATE}]))", "late"),
+        )
+    )
+    board = board.with_panel(
+        _timeseries(
+            "Runs per second",
+            "Agent runs rebuilt (per service and agent) and graded (per suite).",
+            "ops",
+            _query(
+                f'sum by (suite) (rate(otelgrade_runs_graded_total{{suite=~"$suite"}}[{RATE}]))', "graded: {{suite}}"
+            ),
+            _query(f"sum by (service, agent) (rate(otelgrade_runs_total[{RATE}]))", "{{service}} / {{agent}}"),
+        )
+    )
+    board = board.with_panel(
+        _timeseries(
+            "In flight",
+            "Traces held until their run completes, per replica.",
+            "short",
+            _query("sum by (instance) (otelgrade_traces_in_flight)", "traces {{instance}}"),
+            _query("sum by (instance) (otelgrade_spans_in_flight)", "spans {{instance}}"),
+        )
+    )
+    board = board.with_panel(
+        _timeseries(
+            "Traces closed, by reason",
+            "Why traces were closed: complete, timed out, cut to stay within memory (evicted), shut down.",
+            "ops",
+            _query(f"sum by (reason) (rate(otelgrade_traces_completed_total[{RATE}]))", "{{reason}}"),
+        )
+    )
+    board = board.with_panel(
+        _timeseries(
+            "Grading delay",
+            "From a run's last span received to its code graders done; normally a little above assembly.settle.",
+            "s",
+            _query(_quantile(0.5, "otelgrade_grading_delay_seconds"), "p50"),
+            _query(_quantile(0.99, "otelgrade_grading_delay_seconds"), "p99"),
+        )
+    )
+    return board.with_panel(
+        _timeseries(
+            "OTLP requests",
+            "Export requests answered, by protocol, signal and result.",
+            "reqps",
+            _query(
+                f"sum by (protocol, signal, result) (rate(otelgrade_requests_total[{RATE}]))",
+                "{{protocol}} {{signal}}: {{result}}",
+            ),
+            _query(
+                f"sum by (reason) (rate(otelgrade_log_records_dropped_total[{RATE}]))",
+                "log records not kept: {{reason}}",
+            ),
+        )
+    )
+
+
+def _judges_row(board: Dashboard) -> Dashboard:
+    board = board.with_row(Row("LLM judges"))
+    board = board.with_panel(
+        _timeseries(
+            "Judge requests",
+            "Requests to judge models per second, by outcome.",
+            "reqps",
+            _query(f"sum by (model, outcome) (rate(otelgrade_judge_requests_total[{RATE}]))", "{{model}}: {{outcome}}"),
+        )
+    )
+    board = board.with_panel(
+        _timeseries(
+            "Judge latency",
+            "Judge request latency per model.",
+            "s",
+            _query(_quantile(0.5, "otelgrade_judge_latency_seconds", "model"), "p50 {{model}}"),
+            _query(_quantile(0.99, "otelgrade_judge_latency_seconds", "model"), "p99 {{model}}"),
+        )
+    )
+    board = board.with_panel(
+        _timeseries(
+            "Judge tokens",
+            "Tokens per second sent to and received from judge models.",
+            "short",
+            _query(f"sum by (model, kind) (rate(otelgrade_judge_tokens_total[{RATE}]))", "{{model}}: {{kind}}"),
+        )
+    )
+    board = board.with_panel(
+        _timeseries(
+            "Judge spend",
+            "Spend per hour at the current rate, by the configured price table.",
+            "currencyUSD",
+            _query(f"sum by (model) (rate(otelgrade_judge_cost_usd_total[{RATE}])) * 3600", "{{model}} per hour"),
+        )
+    )
+    board = board.with_panel(
+        _timeseries(
+            "Runs not judged",
+            "Runs a judge skipped, by reason (not sampled, budget spent, ...).",
+            "ops",
+            _query(
+                f'sum by (grader, reason) (rate(otelgrade_judge_skipped_runs_total{{grader=~"$grader"}}[{RATE}]))',
+                "{{grader}}: {{reason}}",
+            ),
+        )
+    )
+    return board.with_panel(
+        stat.Panel()
+        .title("Judge queue and paused judges")
+        .description("Runs waiting for a judge, and graders whose judging is paused because their budget is spent (1).")
+        .datasource(PROM)
+        .height(8)
+        .span(12)
+        .with_target(_query("sum(otelgrade_judge_queue_length)", "queued runs"))
+        .with_target(_query('max by (grader) (otelgrade_judge_paused{grader=~"$grader"})', "paused: {{grader}}"))
+    )
+
+
+def build() -> dict[str, Any]:
+    """The dashboard as a JSON-ready dict."""
+    board = (
+        Dashboard("otelgrade")
+        .uid(UID)
+        .description("Pass rates of graded agent runs, failing traces, and otelgrade's own health.")
+        .tags(["otelgrade", "agents", "opentelemetry"])
+        .refresh("30s")
+        .time("now-6h", "now")
+        .timezone("browser")
+    )
+    for add in (_variables, _grades_row, _scores_row, _pipeline_row, _judges_row):
+        board = add(board)
+    built: dict[str, Any] = json.loads(json.dumps(board.build(), cls=JSONEncoder))
+    return _numbered(built)
+
+
+def _numbered(board: dict[str, Any]) -> dict[str, Any]:
+    """Give panels stable ids (for `viewPanel=` links) and queries their A, B, ... reference ids."""
+    for number, panel in enumerate(board["panels"], start=1):
+        panel["id"] = number
+        for index, target in enumerate(panel.get("targets", [])):
+            target["refId"] = target.get("refId") or chr(ord("A") + index)
+    return board
+
+
+def render() -> str:
+    return json.dumps(build(), indent=2, sort_keys=True) + "\n"
+
+
+def main() -> int:
+    OUTPUT.write_text(render())
+    print(f"wrote {OUTPUT}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
