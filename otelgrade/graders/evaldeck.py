@@ -356,7 +356,9 @@ def _case_graders(expected: Mapping[str, Any], entries: Any, where: str) -> list
     for i, entry in enumerate(entries or []):
         if not isinstance(entry, Mapping):
             raise ConfigError("each evaldeck grader must be a mapping {type, params}", f"{where}.graders[{i}]")
-        kind = str(entry.get("type", "")).lower()
+        if not isinstance(entry.get("type"), str):
+            raise ConfigError("each evaldeck grader needs a `type` (contains, tool_called, llm)", f"{where}.graders[{i}]")
+        kind = entry["type"].lower()
         if kind == "llm":
             raise ConfigError("evaldeck llm graders inside turns are not supported; use a rubric grader", where)
         if kind in _CONFIG_GRADERS:
@@ -413,7 +415,8 @@ def evaldeck_specs(block: Mapping[str, Any], key: str | None) -> list[GraderSpec
     `{turns: [...]}`) -> one `evaldeck.expected` grader, plus a rubric judge per `llm` grader."""
     if "type" in block or "kind" in block:
         return None
-    if not (isinstance(block.get("expected"), Mapping) or isinstance(block.get("turns"), list)):
+    case_expected = "expected" in block and (block["expected"] is None or isinstance(block["expected"], Mapping))
+    if not (case_expected or isinstance(block.get("turns"), list)):
         return None
     name = str(block.get("name") or key or "expected")
     entries = block.get("graders") or []
