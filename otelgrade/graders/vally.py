@@ -68,10 +68,8 @@ class ToolMatch:
             return False
         return self.result is None or (call.result is not None and self.result.test(call.result))
 
-    def in_position(self, call: ToolCall) -> bool:
-        return (self.at_step is None or call.step == self.at_step) and (
-            self.before_step is None or call.step < self.before_step
-        )
+    def in_position(self, step: int) -> bool:
+        return (self.at_step is None or step == self.at_step) and (self.before_step is None or step < self.before_step)
 
     def describe(self) -> str:
         return self.name.source if self.name.flags == "" else f"(?{self.name.flags}){self.name.source}"
@@ -140,6 +138,12 @@ def _entries(value: Any, role: str) -> list[ToolMatch]:
     return [parse_tool_match(raw, role, f"{role}[{i}]") for i, raw in enumerate(value)]
 
 
+def agent_step_base(trajectory: Trajectory) -> int:
+    """The step number of the run's first model response: vally counts agent steps from 0 at that response,
+    whichever base the trajectory's step numbers use."""
+    return min((c.step for c in trajectory.llm_calls), default=0)
+
+
 @grader("vally.tool-calls", "tool-calls")
 def tool_calls(required: Any = None, disallowed: Any = None, sequence: Any = None) -> GradeFn:
     """vally tool-calls: every `required` entry is satisfied, no call matches a `disallowed` entry, and the
@@ -152,9 +156,10 @@ def tool_calls(required: Any = None, disallowed: Any = None, sequence: Any = Non
     def grade(trajectory: Trajectory) -> GradeResult:
         calls = trajectory.tool_calls
         last = calls[-1] if calls else None
+        first = agent_step_base(trajectory)
         problems = []
         for entry in lists["required"]:
-            found = [c for c in calls if entry.matches(c) and entry.in_position(c)]
+            found = [c for c in calls if entry.matches(c) and entry.in_position(c.step - first)]
             if len(found) < entry.min_count:
                 problems.append(f"required {entry.describe()!r}: {len(found)} matching call(s), need {entry.min_count}")
             elif entry.final and (last is None or not any(c is last for c in found)):
@@ -228,11 +233,8 @@ def output_not_matches(pattern: str) -> GradeFn:
 
 
 def assistant_messages(trajectory: Trajectory) -> list[str]:
-    """Every assistant message's text; a run that recorded only its final output has that one."""
-    texts = [content_text(m.get("content")) for m in trajectory.messages if m.get("role") == "assistant"]
-    if not texts and trajectory.output:
-        texts = [trajectory.output]
-    return texts
+    """Every assistant message's text, oldest first (the transcript vally's transcript graders read)."""
+    return [content_text(m.get("content")) for m in trajectory.messages if m.get("role") == "assistant"]
 
 
 def _transcript(substring: str, case_sensitive: bool, negate: bool) -> GradeFn:
