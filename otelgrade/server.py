@@ -1,0 +1,284 @@
+"""`otelgrade serve`: the OTLP receivers, the assembler, the grading worker and the metrics endpoint
+on one asyncio loop, with hot reload (SIGHUP or a changed config file) and graceful shutdown.
+
+Ingest never waits for grading: completed traces go to a single grading thread. The assembler
+never refuses input either: when it is full it closes its oldest trace early (reason `evicted`)
+and that trace is graded like any other, so senders are not asked to retry (no 503) and a slow
+or stuck client cannot make other clients' spans wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from aiohttp import web
+from prometheus_client import ProcessCollector
+from prometheus_client.exposition import choose_encoder
+
+from otelgrade.assemble import Assembler, CompletedTrace
+from otelgrade.config import Config, load_config
+from otelgrade.errors import ConfigError
+from otelgrade.metrics import Metrics
+from otelgrade.receivers import GrpcReceiver, HttpReceiver, Ingest, split_address
+
+log = logging.getLogger("otelgrade")
+
+TICK_SECONDS = 0.05  # how often completed traces are collected from the assembler
+CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime is compared
+STOP_GRACE_SECONDS = 5.0  # how long calls in progress may finish once shutdown begins
+
+
+def run(config_path: str | None) -> int:
+    """Serve until SIGTERM/SIGINT; 0 after a clean shutdown, 2 for a bad config, 1 if it cannot start."""
+    _setup_logging()
+    try:
+        config = load_config(config_path)
+    except ConfigError as exc:
+        print(f"otelgrade: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(Server(config, config_path).serve())
+
+
+def _setup_logging() -> None:
+    if not logging.getLogger().handlers:
+        level = os.environ.get("OTELGRADE_LOG_LEVEL", "INFO").upper()
+        logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+class Server:
+    def __init__(self, config: Config, config_path: str | None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self.config_path = config_path
+        self.clock = clock
+        self.metrics = Metrics(label_limit=config.metrics.label_limit)
+        with contextlib.suppress(ValueError):  # platforms without /proc
+            ProcessCollector(registry=self.metrics.registry)
+        self.assembler = Assembler(config.assembly, self.metrics)
+        self.ready = False
+        self._stop = asyncio.Event()
+        self._grading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-grade")
+        self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-decode")
+        self.ingest = Ingest(
+            self.assembler, self.metrics, config.receivers.max_request_bytes, clock, decode_executor=self._decoding
+        )
+        self.grpc_port: int | None = None
+        self.http_port: int | None = None
+        self._pending: set[asyncio.Future[Any]] = set()
+        self._reload_lock = asyncio.Lock()
+        self._config_mtime = self._mtime()
+        self._sinks: Sequence[Any] = ()
+        self._judges: Any = None
+        self.engine: Any = None
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def serve(self) -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._on_stop_signal, sig)
+        loop.add_signal_handler(signal.SIGHUP, self._on_hup)
+        try:
+            await self._start_grading()
+            metrics_runner = await self._start_metrics_endpoint()
+            grpc_receiver, http_receiver = await self._start_receivers(self.ingest)
+        except Exception as exc:
+            log.error("cannot start: %s", exc)
+            await self._close_grading()
+            return 1
+        self.ready = True
+        log.info("ready (config: %s)", self.config.source)
+        ticker = asyncio.create_task(self._tick())
+        await self._stop.wait()
+
+        log.info("shutting down: refusing new requests, grading %d in-flight traces", self.assembler.traces_in_flight)
+        self.ready = False
+        stops = [r.stop() for r in (grpc_receiver, http_receiver) if r is not None]
+        await asyncio.gather(*stops, return_exceptions=True)
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker
+        self._grade(self.assembler.drain())
+        await self._close_grading()
+        if metrics_runner is not None:
+            await metrics_runner.cleanup()
+        log.info("stopped")
+        return 0
+
+    def _on_stop_signal(self, sig: signal.Signals) -> None:
+        if self._stop.is_set():
+            return
+        log.info("received %s", sig.name)
+        self._stop.set()
+
+    def _on_hup(self) -> None:
+        task = asyncio.ensure_future(self.reload("SIGHUP"))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _start_grading(self) -> None:
+        from otelgrade.engine import Engine
+
+        self._sinks = _make_sinks(self.config, self.metrics)
+        self._judges = await _start_judges(self.config, self.metrics)
+        self.engine = Engine(self.config, self.metrics, sinks=self._sinks, judges=self._judges)
+
+    async def _close_grading(self) -> None:
+        """Wait for every queued trace to be graded, then close judges (answering queued runs) and sinks."""
+        if self._pending:
+            await asyncio.gather(*self._pending, return_exceptions=True)
+        if self._judges is not None:
+            try:
+                await self._judges.close(drain=True)
+            except Exception:
+                log.exception("closing the judge runner failed")
+        loop = asyncio.get_running_loop()
+        for sink in self._sinks:
+            try:
+                await loop.run_in_executor(self._grading, sink.flush)
+                await loop.run_in_executor(self._grading, sink.close)
+            except Exception:
+                log.exception("closing sink %s failed", type(sink).__name__)
+        self._grading.shutdown(wait=True)
+        self._decoding.shutdown(wait=True)
+
+    async def _start_receivers(self, ingest: Ingest) -> tuple[GrpcReceiver | None, HttpReceiver | None]:
+        receivers = self.config.receivers
+        grpc_receiver = http_receiver = None
+        if receivers.grpc:
+            grpc_receiver = GrpcReceiver(ingest, receivers.max_request_bytes)
+            self.grpc_port = await grpc_receiver.start(receivers.grpc)
+            log.info("OTLP/gRPC listening on %s (port %d)", receivers.grpc, self.grpc_port)
+        if receivers.http:
+            host, port = split_address(receivers.http)
+            http_receiver = HttpReceiver(ingest)
+            self.http_port = await http_receiver.start(host, port)
+            log.info("OTLP/HTTP listening on %s:%d (/v1/traces, /v1/logs)", host, self.http_port)
+        return grpc_receiver, http_receiver
+
+    async def _start_metrics_endpoint(self) -> web.AppRunner | None:
+        endpoint = self.config.metrics.endpoint
+        if not endpoint:
+            return None
+        host, port = split_address(endpoint)
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics_page)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, host, port, reuse_address=True).start()
+        log.info("metrics on http://%s:%d/metrics (/healthz, /readyz)", host, port)
+        return runner
+
+    # --- the loop's periodic work ------------------------------------------------------------
+
+    async def _tick(self) -> None:
+        next_config_check = self.clock() + CONFIG_CHECK_SECONDS
+        while True:
+            await asyncio.sleep(TICK_SECONDS)
+            now = self.clock()
+            self._grade(self.assembler.poll(now))
+            if now >= next_config_check:
+                next_config_check = now + CONFIG_CHECK_SECONDS
+                if self._mtime() != self._config_mtime:
+                    await self.reload("config file changed")
+
+    def _grade(self, completed: list[CompletedTrace]) -> None:
+        """Queue completed traces for the grading thread; the event loop does not wait for it."""
+        if not completed:
+            return
+        future = asyncio.get_running_loop().run_in_executor(self._grading, self._grade_batch, completed)
+        self._pending.add(future)
+        future.add_done_callback(self._pending.discard)
+
+    def _grade_batch(self, completed: list[CompletedTrace]) -> None:
+        engine = self.engine
+        for trace in completed:
+            if not trace.spans:
+                continue  # log records whose spans never came: nothing to rebuild
+            try:
+                engine.handle_trace(trace.spans, trace.logs, last_seen=trace.last_seen)
+            except Exception:
+                log.exception("grading trace %s failed", trace.trace_id)
+
+    # --- reload ------------------------------------------------------------------------------
+
+    def _mtime(self) -> int | None:
+        if self.config_path is None:
+            return None
+        try:
+            return os.stat(self.config_path).st_mtime_ns
+        except OSError:
+            return None
+
+    async def reload(self, why: str) -> bool:
+        """Load the config again; a config that does not load or build is refused and the old one kept."""
+        async with self._reload_lock:
+            self._config_mtime = self._mtime()
+            if self.config_path is None:
+                log.info("%s: running on the embedded default config, nothing to reload", why)
+                return False
+            try:
+                config = load_config(self.config_path)
+                await asyncio.get_running_loop().run_in_executor(self._grading, self.engine.reload, config)
+            except Exception as exc:
+                self.metrics.config_reloads.labels("refused").inc()
+                log.error("config reload (%s) refused, the running config stays: %s", why, exc)
+                return False
+            old, self.config = self.config, config
+            self.assembler.reconfigure(config.assembly)
+            self.ingest.max_request_bytes = config.receivers.max_request_bytes
+            fixed = [
+                key for key in ("receivers", "metrics", "judge", "sinks") if getattr(old, key) != getattr(config, key)
+            ]
+            if fixed:
+                log.warning("config reload: changes to %s take effect after a restart", ", ".join(fixed))
+            self.metrics.config_reloads.labels("ok").inc()
+            log.info("config reloaded (%s): %d suite(s)", why, len(config.suites))
+            return True
+
+    # --- metrics endpoint --------------------------------------------------------------------
+
+    async def _metrics_page(self, request: web.Request) -> web.Response:
+        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
+        body = encoder(self.metrics.registry)
+        return web.Response(body=body, headers={"Content-Type": content_type})
+
+    async def _healthz(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok\n")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        if self.ready:
+            return web.Response(text="ready\n")
+        return web.Response(status=503, text="not ready\n")
+
+
+def _make_sinks(config: Config, metrics: Metrics) -> list[Any]:
+    from otelgrade.sinks import make_sinks
+
+    return list(make_sinks(config.sinks, metrics))
+
+
+async def _start_judges(config: Config, metrics: Metrics) -> Any:
+    """The judge runner, or None when judging is unavailable (judge graders then grade `skipped`)."""
+    try:
+        from otelgrade.judging import JudgeRunner
+    except ImportError:
+        log.warning("judge graders are disabled: otelgrade.judging is not available")
+        return None
+    runner = JudgeRunner(config.judge, metrics)
+    try:
+        await runner.start()
+    except Exception as exc:
+        log.error("judge graders are disabled: the judge runner did not start: %s", exc)
+        return None
+    return runner

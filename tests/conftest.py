@@ -1,0 +1,192 @@
+"""Shared fixtures: free ports, and `serve` — run `otelgrade serve` as a subprocess on free ports.
+
+    def test_something(serve):
+        server = serve({"suites": [...]})          # extra config merged over a test base config
+        ...send spans to server.grpc_address / server.http_url...
+        server.wait_for_metric("otelgrade_traces_completed_total", {"reason": "complete"}, 3)
+        assert server.stop() == 0                  # SIGTERM; the process's exit code
+        server.grades()                            # what the JSONL sink wrote
+
+The process is stopped (SIGTERM, then SIGKILL) at teardown if the test did not stop it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def port() -> int:
+    return free_port()
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+class ServeProcess:
+    """One `otelgrade serve` subprocess with its own ports, config file, log and JSONL grades file."""
+
+    def __init__(self, workdir: Path, config: dict[str, Any]) -> None:
+        self.workdir = workdir
+        self.grpc_port, self.http_port, self.metrics_port = free_port(), free_port(), free_port()
+        self.grades_path = workdir / "grades.jsonl"
+        base: dict[str, Any] = {
+            "receivers": {"grpc": f"127.0.0.1:{self.grpc_port}", "http": f"127.0.0.1:{self.http_port}"},
+            "metrics": {"endpoint": f"127.0.0.1:{self.metrics_port}"},
+            "assembly": {"settle": "200ms", "idle_timeout": "2s"},
+            "sinks": [{"type": "jsonl", "path": str(self.grades_path)}],
+            "suites": [{"name": "default", "graders": [{"name": "tool_budget", "type": "max_tool_calls", "max": 50}]}],
+        }
+        self.config = _merge(base, config)
+        self.config_path = workdir / "otelgrade.yaml"
+        self.write_config(self.config)
+        self.log_path = workdir / "serve.log"
+        self._log = self.log_path.open("wb")
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "otelgrade", "serve", "--config", str(self.config_path)],
+            cwd=workdir,
+            env=env,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+
+    # addresses
+    @property
+    def grpc_address(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
+
+    @property
+    def metrics_url(self) -> str:
+        return f"http://127.0.0.1:{self.metrics_port}"
+
+    def write_config(self, config: dict[str, Any] | str) -> None:
+        text = config if isinstance(config, str) else yaml.safe_dump(config)
+        self.config_path.write_text(text)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"otelgrade serve exited with {self.process.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.metrics_url}/readyz", timeout=1) as response:
+                    if response.status == 200:
+                        return
+            except (OSError, urllib.error.URLError):
+                pass
+            time.sleep(0.05)
+        raise AssertionError(f"otelgrade serve not ready after {timeout}s:\n{self.log()}")
+
+    # metrics
+    def metrics_text(self) -> str:
+        with urllib.request.urlopen(f"{self.metrics_url}/metrics", timeout=5) as response:
+            return str(response.read().decode())
+
+    def metric(self, name: str, labels: dict[str, str] | None = None) -> float:
+        """One sample's value (0 when absent); `name` is the sample name, e.g. `..._total`."""
+        wanted = labels or {}
+        for family in text_string_to_metric_families(self.metrics_text()):
+            for sample in family.samples:
+                if sample.name == name and all(sample.labels.get(k) == v for k, v in wanted.items()):
+                    return float(sample.value)
+        return 0.0
+
+    def wait_for_metric(
+        self, name: str, labels: dict[str, str] | None, done: float | Callable[[float], bool], timeout: float = 15.0
+    ) -> float:
+        check = done if callable(done) else (lambda v: v >= done)
+        deadline = time.monotonic() + timeout
+        value = self.metric(name, labels)
+        while not check(value):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{name}{labels or ''} is {value} after {timeout}s:\n{self.log()[-3000:]}")
+            time.sleep(0.05)
+            value = self.metric(name, labels)
+        return value
+
+    # lifecycle
+    def send_signal(self, sig: int) -> None:
+        self.process.send_signal(sig)
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """SIGTERM and wait; returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise AssertionError(f"otelgrade serve did not stop within {timeout}s:\n{self.log()}") from None
+        self._log.close()
+        return self.process.returncode
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+    def grades(self) -> list[dict[str, Any]]:
+        if not self.grades_path.exists():
+            return []
+        return [json.loads(line) for line in self.grades_path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
+    """Factory: `serve(config_overrides=None, ready=True)` starts `otelgrade serve` and waits for /readyz."""
+    started: list[ServeProcess] = []
+
+    def start(config: dict[str, Any] | None = None, ready: bool = True) -> ServeProcess:
+        workdir = tmp_path / f"serve{len(started)}"
+        workdir.mkdir()
+        process = ServeProcess(workdir, config or {})
+        started.append(process)
+        if ready:
+            process.wait_ready()
+        return process
+
+    yield start
+    for process in started:
+        if process.process.poll() is None:
+            with contextlib.suppress(AssertionError):
+                process.stop(timeout=10)
+        process.kill()
