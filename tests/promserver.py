@@ -1,0 +1,152 @@
+"""Run a real Prometheus (Debian's `prometheus` binary) on 127.0.0.1 for tests, and query its HTTP API.
+
+`running_prometheus(targets)` writes a config that scrapes the given host:port targets every second
+and loads otelgrade's rule files from collector_config/rules, starts Prometheus on a free port with
+exemplar storage enabled and a temporary storage dir, and stops it on exit.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIG_DIR = REPO / "collector_config"
+RULE_FILES = tuple(
+    CONFIG_DIR / "rules" / name
+    for name in ("otelgrade-objectives.yml", "otelgrade-recording.yml", "otelgrade-alerts.yml")
+)
+PROMETHEUS = shutil.which("prometheus")
+PROMTOOL = shutil.which("promtool")
+MISSING = "Prometheus is not installed (Debian: apt-get install prometheus); CI installs it"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@dataclass
+class PrometheusServer:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def api(self, path: str, **params: str) -> Any:
+        """GET /api/v1/<path>; returns `data`, raising AssertionError on an error status."""
+        query = urllib.parse.urlencode(params)
+        try:
+            with urllib.request.urlopen(f"{self.url}/api/v1/{path}?{query}", timeout=10) as response:
+                body = json.load(response)
+        except urllib.error.HTTPError as e:  # 4xx/5xx carry the error as JSON
+            body = json.load(e)
+        assert body.get("status") == "success", f"{path} {params}: {body.get('errorType')}: {body.get('error')}"
+        return body["data"]
+
+    def query(self, expr: str) -> list[dict[str, Any]]:
+        """Evaluate an instant query now; the result list (vector or scalar as one item)."""
+        data = self.api("query", query=expr)
+        return data["result"] if data["resultType"] in ("vector", "matrix") else [{"value": data["result"]}]
+
+    def wait_for(self, expr: str, timeout: float = 30.0, check: Callable[[list[dict[str, Any]]], bool] = bool) -> Any:
+        """Poll `expr` until `check(result)` holds; return the result."""
+        deadline = time.monotonic() + timeout
+        result: list[dict[str, Any]] = []
+        while time.monotonic() < deadline:
+            result = self.query(expr)
+            if check(result):
+                return result
+            time.sleep(0.25)
+        raise AssertionError(f"{expr!r} never satisfied the check within {timeout}s; last result {result}")
+
+    def alerts(self) -> list[dict[str, Any]]:
+        alerts: list[dict[str, Any]] = self.api("alerts")["alerts"]
+        return alerts
+
+    def rule_groups(self) -> list[dict[str, Any]]:
+        groups: list[dict[str, Any]] = self.api("rules")["groups"]
+        return groups
+
+
+def prometheus_config(
+    targets: Sequence[str], rule_files: Sequence[Path], scrape_interval: str, evaluation_interval: str
+) -> dict[str, Any]:
+    return {
+        "global": {"scrape_interval": scrape_interval, "evaluation_interval": evaluation_interval},
+        "rule_files": [str(p) for p in rule_files],
+        "scrape_configs": [{"job_name": "otelgrade", "static_configs": [{"targets": list(targets)}]}],
+    }
+
+
+@contextmanager
+def running_prometheus(
+    targets: Sequence[str],
+    *,
+    rule_files: Sequence[Path] = RULE_FILES,
+    scrape_interval: str = "1s",
+    evaluation_interval: str = "1s",
+    startup_timeout: float = 30.0,
+) -> Iterator[PrometheusServer]:
+    """Start Prometheus scraping `targets` (host:port, path /metrics) with `rule_files`; stop it on exit."""
+    if PROMETHEUS is None:
+        raise RuntimeError(MISSING)
+    with tempfile.TemporaryDirectory(prefix="otelgrade-prom-") as tmp:
+        work = Path(tmp)
+        config = work / "prometheus.yml"
+        config.write_text(yaml.safe_dump(prometheus_config(targets, rule_files, scrape_interval, evaluation_interval)))
+        port = free_port()
+        log = work / "prometheus.log"
+        with log.open("wb") as log_file:
+            process = subprocess.Popen(
+                [
+                    PROMETHEUS,
+                    f"--config.file={config}",
+                    f"--storage.tsdb.path={work / 'data'}",
+                    f"--web.listen-address=127.0.0.1:{port}",
+                    "--enable-feature=exemplar-storage",
+                    "--log.level=warn",
+                ],
+                stdout=log_file,
+                stderr=subprocess.STDOUT,
+            )
+        server = PrometheusServer(f"http://127.0.0.1:{port}", process, log)
+        try:
+            _wait_ready(server, startup_timeout)
+            yield server
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_ready(server: PrometheusServer, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"prometheus exited with {server.process.returncode}:\n{server.log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{server.url}/-/ready", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"prometheus not ready after {timeout}s:\n{server.log.read_text()}")
