@@ -70,10 +70,8 @@ def test_load_balancer_routes_traces_and_logs_by_trace_id(name: str, resolver: s
         assert exporter["resolver"]["dns"]["hostname"] and exporter["resolver"]["dns"]["port"] == grpc_port
     for signal in ("traces", "logs"):
         assert config["service"]["pipelines"][signal]["exporters"] == ["loadbalancing"]
-    assert (
-        "traceID" in (CONFIG_DIR / name).read_text().split("exporters:")[0]
-        or "trace id" in (CONFIG_DIR / name).read_text().split("exporters:")[0]
-    ), "the header must say why routing is by trace id"
+    header = (CONFIG_DIR / name).read_text().split("\nreceivers:")[0]
+    assert "trace id" in header and "tail sampling" in header, "the header must say why routing is by trace id"
 
 
 def test_prometheus_scrapes_otelgrade_metrics_port_and_loads_all_rules() -> None:
