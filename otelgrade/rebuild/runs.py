@@ -149,6 +149,7 @@ def _trajectory(
     output = run.output
     if output is None and steps and not steps[-1].calls:
         output = msg.assistant_text(steps[-1].facts.output_messages)
+    output = output.strip() or None if output else None
 
     status, error = _status(span)
     dialect = classified[root].dialect if root in classified else _majority_dialect(classified, region)
