@@ -56,12 +56,9 @@ class _Trace:
     spans: list[Span] = field(default_factory=list)
     logs: list[LogEvent] = field(default_factory=list)
     span_ids: set[str] = field(default_factory=set)
+    size: int = 0  # spans + log events held
     has_root: bool = False
     scheduled: float = 0.0  # the deadline of this trace's live heap entry
-
-    @property
-    def size(self) -> int:
-        return len(self.spans) + len(self.logs)
 
 
 class Assembler:
@@ -101,22 +98,29 @@ class Assembler:
         result = AddResult()
         rejected = result.rejected
         limit = self.settings.max_spans_per_trace
+        touched: dict[str, _Trace] = {}
+        current_id: str | None = None
+        trace: _Trace | None = None
         for span in spans:
-            trace = self._trace_for(span.trace_id, now, result)
+            if span.trace_id != current_id:  # a batch's spans usually come grouped by trace
+                current_id = span.trace_id
+                trace = self._trace_for(current_id, now)
+                if trace is not None:
+                    touched[current_id] = trace
             if trace is None:
-                continue
-            if span.span_id in trace.span_ids:
+                result.late += 1
+            elif span.span_id in trace.span_ids:
                 rejected["duplicate_span_id"] = rejected.get("duplicate_span_id", 0) + 1
-                continue
-            if trace.size >= limit:
+            elif trace.size >= limit:
                 rejected["trace_too_large"] = rejected.get("trace_too_large", 0) + 1
-                continue
-            trace.span_ids.add(span.span_id)
-            trace.spans.append(span)
-            if span.parent_id is None:
-                trace.has_root = True
-            self._touch(span.trace_id, trace, now)
-            result.accepted += 1
+            else:
+                trace.span_ids.add(span.span_id)
+                trace.spans.append(span)
+                trace.size += 1
+                if span.parent_id is None:
+                    trace.has_root = True
+                result.accepted += 1
+        self._touch(touched, now)
         self._spans_held += result.accepted
         m = self.metrics
         for reason, count in rejected.items():
@@ -130,16 +134,20 @@ class Assembler:
         result = AddResult()
         rejected = result.rejected
         limit = self.settings.max_spans_per_trace
+        touched: dict[str, _Trace] = {}
         for event in events:
-            trace = self._trace_for(event.trace_id, now, result)
+            trace = self._trace_for(event.trace_id, now)
             if trace is None:
+                result.late += 1
                 continue
+            touched[event.trace_id] = trace
             if trace.size >= limit:
                 rejected["trace_too_large"] = rejected.get("trace_too_large", 0) + 1
                 continue
             trace.logs.append(event)
-            self._touch(event.trace_id, trace, now)
+            trace.size += 1
             result.accepted += 1
+        self._touch(touched, now)
         self._spans_held += result.accepted
         m = self.metrics
         for reason, count in rejected.items():
@@ -150,12 +158,12 @@ class Assembler:
         self._update_gauges()
         return result
 
-    def _trace_for(self, trace_id: str, now: float, result: AddResult) -> _Trace | None:
+    def _trace_for(self, trace_id: str, now: float) -> _Trace | None:
+        """The held trace, a new one, or None when the trace was already decided (late)."""
         trace = self._traces.get(trace_id)
         if trace is not None:
             return trace
         if trace_id in self._closed:
-            result.late += 1
             return None
         while len(self._traces) >= self.settings.max_traces:
             oldest = next(iter(self._traces))
@@ -166,14 +174,18 @@ class Assembler:
         heapq.heappush(self._heap, (trace.scheduled, trace_id))
         return trace
 
-    def _touch(self, trace_id: str, trace: _Trace, now: float) -> None:
-        trace.last_seen = now
-        # Later arrivals only move a deadline later, which `poll` discovers lazily; a root's arrival
-        # can move it earlier (settle < idle_timeout), and only then is a new heap entry needed.
-        deadline = self._deadline(trace)
-        if deadline < trace.scheduled:
-            trace.scheduled = deadline
-            heapq.heappush(self._heap, (deadline, trace_id))
+    def _touch(self, touched: dict[str, _Trace], now: float) -> None:
+        """Record activity once per trace per batch. Later activity only moves a deadline later, which
+        `poll` discovers lazily; a root's arrival can move it earlier, and only then is a heap entry added."""
+        traces = self._traces
+        for trace_id, trace in touched.items():
+            if traces.get(trace_id) is not trace:
+                continue  # evicted while this batch was being added
+            trace.last_seen = now
+            deadline = self._deadline(trace)
+            if deadline < trace.scheduled:
+                trace.scheduled = deadline
+                heapq.heappush(self._heap, (deadline, trace_id))
 
     def _deadline(self, trace: _Trace) -> float:
         s = self.settings

@@ -219,3 +219,19 @@ def test_heap_stays_bounded_under_a_stream_of_spans(metrics: Metrics) -> None:
         asm.add_spans([span(TRACE_A, f"{i:016x}", "0000000000000001")], now=i * 0.001)
         asm.poll(i * 0.001)
     assert len(asm._heap) <= 2
+
+
+def test_eviction_inside_one_batch_keeps_the_counts_straight(metrics: Metrics) -> None:
+    asm = make(metrics, max_traces=1)
+    batch = [
+        span(TRACE_A, "0000000000000001"),
+        span(TRACE_B, "0000000000000001"),
+        span(TRACE_A, "0000000000000002", "0000000000000001"),
+    ]
+    result = asm.add_spans(batch, now=0.0)
+    assert result.accepted == 2 and result.late == 1
+    [evicted] = asm.poll(0.0)
+    assert evicted.trace_id == TRACE_A and len(evicted.spans) == 1
+    assert asm.traces_in_flight == 1 and asm.spans_in_flight == 1
+    [done] = asm.poll(2.0)
+    assert done.trace_id == TRACE_B and asm.spans_in_flight == 0
