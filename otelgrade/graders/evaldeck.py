@@ -357,7 +357,9 @@ def _case_graders(expected: Mapping[str, Any], entries: Any, where: str) -> list
         if not isinstance(entry, Mapping):
             raise ConfigError("each evaldeck grader must be a mapping {type, params}", f"{where}.graders[{i}]")
         if not isinstance(entry.get("type"), str):
-            raise ConfigError("each evaldeck grader needs a `type` (contains, tool_called, llm)", f"{where}.graders[{i}]")
+            raise ConfigError(
+                "each evaldeck grader needs a `type` (contains, tool_called, llm)", f"{where}.graders[{i}]"
+            )
         kind = entry["type"].lower()
         if kind == "llm":
             raise ConfigError("evaldeck llm graders inside turns are not supported; use a rubric grader", where)
