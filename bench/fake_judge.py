@@ -47,11 +47,14 @@ class FakeJudge:
                         "usage": {"prompt_tokens": 900, "completion_tokens": 20, "total_tokens": 920},
                     }
                 ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:  # the client gave up (timeout, shutdown): nothing to answer
+                    self.close_connection = True
 
             def log_message(self, *args: object) -> None:
                 pass
