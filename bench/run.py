@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 from bench import loadgen
-from bench.fake_judge import FakeJudge
+from tests.fake_openai import FakeOpenAI, Reply
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -251,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     rows.append(("deterministic", load(server, protocol, args)))
             baseline = rows[0][1]
         if "judge" in scenarios:
-            with FakeJudge(delay=args.judge_delay) as judge:
+            with FakeOpenAI(default=Reply.grade(0.9, delay=args.judge_delay)) as judge:
                 config = server_config(_ports(), "0.2s", judge_url=judge.base_url)
                 with serve(workdir, "judge", config) as server:
                     rows.append((f"slow judge ({args.judge_delay:g} s)", load(server, "grpc", args)))
