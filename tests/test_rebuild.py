@@ -412,3 +412,24 @@ def test_unknown_spans_leave_the_run_intact() -> None:
     [run] = rebuild(spans)
     assert run.agent_name == "bot" and run.output == "ok" and len(run.llm_calls) == 1
     assert run.span_id.endswith("2")
+
+
+def test_structured_messages_on_an_inference_details_log_record() -> None:
+    """util-genai's `gen_ai.client.inference.operation.details` record carries messages as AnyValue lists."""
+    details = Event(
+        "gen_ai.client.inference.operation.details",
+        2 * MS,
+        {
+            "gen_ai.input.messages": [parts_user("Capital of Peru?")],
+            "gen_ai.output.messages": [
+                {"role": "assistant", "parts": [{"type": "text", "content": "Lima."}], "finish_reason": "stop"}
+            ],
+        },
+    )
+    spans = [
+        span("1", None, "invoke_agent geo", {"gen_ai.operation.name": "invoke_agent"}, 0, 10),
+        span("2", "1", "chat m", {"gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 4}, 1, 9),
+    ]
+    [run] = rebuild(spans, [LogEvent(TRACE, "2".rjust(16, "0"), details)])
+    assert (run.input, run.output, run.llm_calls[0].finish_reason) == ("Capital of Peru?", "Lima.", "stop")
+    assert run.messages == [{"role": "user", "content": "Capital of Peru?"}, {"role": "assistant", "content": "Lima."}]

@@ -37,7 +37,7 @@ def read(span: Span) -> RunFacts | LLMFacts | ToolFacts | None:
 def agent(span: Span) -> RunFacts:
     attrs = span.attributes
     name = text(first(attrs, "gen_ai.agent.name", "agent_name", "agent.name")) or name_after(span, "invoke_agent")
-    inputs, outputs = _message_attrs(span)
+    inputs, outputs, _ = _message_attrs(span)
     ev_in, ev_out, _ = msg.from_events(genai_events(span))
     inputs = inputs or ev_in
     outputs = outputs or ev_out
@@ -50,8 +50,8 @@ def agent(span: Span) -> RunFacts:
 
 def llm(span: Span) -> LLMFacts:
     attrs = span.attributes
-    inputs, outputs = _message_attrs(span)
-    finish = first_text(attrs.get("gen_ai.response.finish_reasons"))
+    inputs, outputs, raw_outputs = _message_attrs(span)
+    finish = first_text(attrs.get("gen_ai.response.finish_reasons")) or msg.finish_reason_of(raw_outputs)
     if not inputs and not outputs:
         ev_in, ev_out, ev_finish = msg.from_events(genai_events(span))
         inputs, outputs = ev_in, ev_out
@@ -64,7 +64,7 @@ def llm(span: Span) -> LLMFacts:
         output_tokens=integer(first(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens")),
         input_messages=inputs,
         output_messages=outputs,
-        finish_reason=finish or msg.finish_reason_of(msg.as_list(attrs.get("gen_ai.output.messages"))),
+        finish_reason=finish,
     )
 
 
@@ -96,7 +96,8 @@ def with_instructions(inputs: list[msg.Message], instructions: Any) -> list[msg.
     return [msg.message("system", content), *inputs] if content else inputs
 
 
-def _message_attrs(span: Span) -> tuple[list[msg.Message], list[msg.Message]]:
+def _message_attrs(span: Span) -> tuple[list[msg.Message], list[msg.Message], list[Any]]:
+    """(input messages, output messages, raw output messages) from attributes or a details event."""
     attrs = span.attributes
     raw_in, raw_out = attrs.get("gen_ai.input.messages"), attrs.get("gen_ai.output.messages")
     if raw_in is None and raw_out is None:
@@ -105,7 +106,8 @@ def _message_attrs(span: Span) -> tuple[list[msg.Message], list[msg.Message]]:
                 details = payload(event)
                 raw_in, raw_out = details.get("gen_ai.input.messages"), details.get("gen_ai.output.messages")
                 break
-    return msg.from_genai(msg.as_list(raw_in)), msg.from_genai(msg.as_list(raw_out))
+    outputs = msg.as_list(raw_out)
+    return msg.from_genai(msg.as_list(raw_in)), msg.from_genai(outputs), outputs
 
 
 def _blocks(value: Any) -> Any:

@@ -226,7 +226,15 @@ def _tool_calls(
                     used.add(e)
                     break
 
-    match(lambda c, f: bool(c.call_id) and c.call_id == f.call_id)
+    by_id: dict[str, list[int]] = {}
+    for e, (_, facts) in enumerate(executions):
+        if facts.call_id:
+            by_id.setdefault(facts.call_id, []).append(e)
+    for r, (_, _, call) in enumerate(requested):  # by call id first, without a quadratic scan
+        candidates = [e for e in by_id.get(call.call_id or "", ()) if e not in used]
+        if candidates:
+            matched[r] = candidates[0]
+            used.add(candidates[0])
     match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name and _same_args(c.arguments, f.arguments))
     match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name)
 
