@@ -1,10 +1,13 @@
 """`otelgrade serve`: the OTLP receivers, the assembler, the grading worker and the metrics endpoint
 on one asyncio loop, with hot reload (SIGHUP or a changed config file) and graceful shutdown.
 
-Ingest never waits for grading: completed traces go to a single grading thread. The assembler
-never refuses input either: when it is full it closes its oldest trace early (reason `evicted`)
-and that trace is graded like any other, so senders are not asked to retry (no 503) and a slow
-or stuck client cannot make other clients' spans wait.
+Ingest never waits for grading: completed traces go to a single grading thread. Two limits keep
+memory bounded, chosen so that nothing received is silently lost:
+- the assembler never refuses input: when `assembly.max_traces` traces are held it closes the
+  oldest early (reason `evicted`) and that trace is graded like any other;
+- when grading falls behind by `assembly.max_traces` completed traces, the receivers answer
+  503 (Retry-After) / UNAVAILABLE, which OTLP exporters retry with backoff. Back-pressure beats
+  dropping here: the runs are still in the senders' queues, and grading catches up.
 """
 
 from __future__ import annotations
@@ -67,8 +70,15 @@ class Server:
         self._stop = asyncio.Event()
         self._grading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-grade")
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-decode")
+        self._backlog = 0  # completed traces queued for the grading thread
+        self._was_busy = False
         self.ingest = Ingest(
-            self.assembler, self.metrics, config.receivers.max_request_bytes, clock, decode_executor=self._decoding
+            self.assembler,
+            self.metrics,
+            config.receivers.max_request_bytes,
+            clock,
+            decode_executor=self._decoding,
+            busy=self.grading_behind,
         )
         self.grpc_port: int | None = None
         self.http_port: int | None = None
@@ -192,13 +202,27 @@ class Server:
                 if self._mtime() != self._config_mtime:
                     await self.reload("config file changed")
 
+    def grading_behind(self) -> bool:
+        return self._backlog >= self.config.assembly.max_traces
+
     def _grade(self, completed: list[CompletedTrace]) -> None:
         """Queue completed traces for the grading thread; the event loop does not wait for it."""
-        if not completed:
-            return
-        future = asyncio.get_running_loop().run_in_executor(self._grading, self._grade_batch, completed)
-        self._pending.add(future)
-        future.add_done_callback(self._pending.discard)
+        if completed:
+            future = asyncio.get_running_loop().run_in_executor(self._grading, self._grade_batch, completed)
+            self._backlog += len(completed)
+            self._pending.add(future)
+            future.add_done_callback(self._pending.discard)
+            future.add_done_callback(lambda _: self._graded(len(completed)))
+        busy = self.grading_behind()
+        if busy != self._was_busy:
+            self._was_busy = busy
+            if busy:
+                log.warning("grading is %d traces behind: asking senders to retry later", self._backlog)
+            else:
+                log.info("grading caught up: accepting requests again")
+
+    def _graded(self, count: int) -> None:
+        self._backlog -= count
 
     def _grade_batch(self, completed: list[CompletedTrace]) -> None:
         engine = self.engine

@@ -104,13 +104,14 @@ class InProcessReceivers:
         self.metrics = Metrics()
         self.assembler = Assembler(Assembly(), self.metrics)
         self.max_request_bytes = max_request_bytes
+        self.busy = False  # set to make the receivers ask senders to back off
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self._thread.start()
         self.grpc_port, self.http_port = self.run(self._start)
 
     async def _start(self) -> tuple[int, int]:
-        ingest = Ingest(self.assembler, self.metrics, self.max_request_bytes)
+        ingest = Ingest(self.assembler, self.metrics, self.max_request_bytes, busy=lambda: self.busy)
         self._grpc = GrpcReceiver(ingest, self.max_request_bytes)
         self._http = HttpReceiver(ingest)
         return await self._grpc.start("127.0.0.1:0"), await self._http.start("127.0.0.1", 0)

@@ -6,15 +6,19 @@ import gzip
 import http.client
 import json
 import random
+import threading
 from collections.abc import Iterator
 
 import grpc
 import pytest
 from google.protobuf import json_format
 from google.rpc import status_pb2
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 from opentelemetry.proto.trace.v1 import trace_pb2
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from tests.receivers_harness import (
     TRACE,
@@ -326,3 +330,42 @@ def test_grpc_logs(receivers: InProcessReceivers, channel: grpc.Channel) -> None
     assert response.partial_success.rejected_log_records == 0
     assert len(receivers.held()[TRACE.hex()].logs) == 1
     assert receivers.metric("otelgrade_log_records_received_total", {"protocol": "grpc"}) == 2
+
+
+# --- back-pressure -----------------------------------------------------------------------------
+
+
+def test_when_grading_is_behind_senders_are_asked_to_retry(
+    receivers: InProcessReceivers, channel: grpc.Channel
+) -> None:
+    receivers.busy = True
+    status, content_type, headers = post_with_headers(receivers, traces_request(good_trace()))
+    assert status == 503 and content_type == PROTOBUF and int(headers["Retry-After"]) > 0
+    with pytest.raises(grpc.RpcError) as error:
+        raw_export(channel, traces_request(good_trace()))
+    assert error.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert receivers.held() == {}
+    assert receivers.metric(
+        "otelgrade_requests_total", {"protocol": "http", "signal": "traces", "result": "overloaded"}
+    )
+
+    # the SDK's exporter retries until the server accepts again
+    provider = TracerProvider()
+    exporter = OTLPSpanExporter(endpoint=f"{receivers.http_url}/v1/traces", timeout=20)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    threading.Timer(0.5, lambda: setattr(receivers, "busy", False)).start()
+    with provider.get_tracer("t").start_as_current_span("root") as root:
+        trace_id = f"{root.get_span_context().trace_id:032x}"
+    provider.shutdown()
+    assert [s.name for s in receivers.held()[trace_id].spans] == ["root"]
+
+
+def post_with_headers(receivers: InProcessReceivers, body: bytes) -> tuple[int, str, dict[str, str]]:
+    connection = http.client.HTTPConnection("127.0.0.1", receivers.http_port, timeout=10)
+    try:
+        connection.request("POST", "/v1/traces", body=body, headers={"Content-Type": PROTOBUF})
+        response = connection.getresponse()
+        response.read()
+        return response.status, response.getheader("Content-Type", ""), dict(response.getheaders())
+    finally:
+        connection.close()

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 from otelgrade.decode import DecodeError
-from otelgrade.receivers.ingest import Ingest, Signal, export_response
+from otelgrade.receivers.ingest import Ingest, Overloaded, Signal, export_response
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +31,10 @@ async def _export(ingest: Ingest, signal: Signal, request: bytes, context: grpc.
         metrics.requests.labels(PROTOCOL, signal, "invalid").inc()
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         raise  # abort() raises; this line only satisfies the type checker
+    except Overloaded as exc:
+        metrics.requests.labels(PROTOCOL, signal, "overloaded").inc()
+        await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))  # OTLP exporters retry with backoff
+        raise
     except Exception:
         log.exception("failed to handle an OTLP/gRPC %s request", signal)
         metrics.requests.labels(PROTOCOL, signal, "error").inc()

@@ -17,7 +17,15 @@ from google.protobuf.message import Message
 from google.rpc import code_pb2, status_pb2
 
 from otelgrade.decode import DecodeError, Encoding
-from otelgrade.receivers.ingest import Ingest, RequestTooLarge, Signal, export_response, gunzip_capped
+from otelgrade.receivers.ingest import (
+    RETRY_AFTER_SECONDS,
+    Ingest,
+    Overloaded,
+    RequestTooLarge,
+    Signal,
+    export_response,
+    gunzip_capped,
+)
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +54,13 @@ async def _read_capped(request: web.Request, limit: int) -> bytes:
         if len(body) > limit:
             raise RequestTooLarge(f"the body is over the {limit}-byte limit")
     return bytes(body)
+
+
+def _overloaded(count: Any, signal: Signal, encoding: Encoding) -> web.Response:
+    count.labels(PROTOCOL, signal, "overloaded").inc()
+    response = _status(503, code_pb2.UNAVAILABLE, "grading is behind; retry later", encoding)
+    response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)  # OTLP exporters honour it
+    return response
 
 
 class HttpReceiver:
@@ -93,6 +108,8 @@ class HttpReceiver:
             return _status(
                 415, code_pb2.INVALID_ARGUMENT, f"unsupported Content-Encoding {content_encoding!r}", encoding
             )
+        if ingest.busy():
+            return _overloaded(count, signal, encoding)
         limit = ingest.max_request_bytes
         try:
             body = await _read_capped(request, limit)
@@ -109,6 +126,8 @@ class HttpReceiver:
         except DecodeError as exc:
             count.labels(PROTOCOL, signal, "invalid").inc()
             return _status(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
+        except Overloaded:
+            return _overloaded(count, signal, encoding)
         except Exception:
             log.exception("failed to handle an OTLP/HTTP %s request", signal)
             count.labels(PROTOCOL, signal, "error").inc()

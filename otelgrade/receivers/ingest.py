@@ -33,6 +33,13 @@ OFFLOAD_BYTES = 512 * 1024
 _GZIP_CHUNK = 64 * 1024
 
 
+RETRY_AFTER_SECONDS = 2
+
+
+class Overloaded(RuntimeError):
+    """Grading has fallen behind; the request is refused as retryable (HTTP 503, gRPC UNAVAILABLE)."""
+
+
 class RequestTooLarge(ValueError):
     """The payload (or what it decompresses to) is over `receivers.max_request_bytes`."""
 
@@ -61,15 +68,20 @@ class Ingest:
         max_request_bytes: int,
         clock: Callable[[], float] = time.monotonic,
         decode_executor: Executor | None = None,
+        busy: Callable[[], bool] = lambda: False,
     ) -> None:
         self.assembler = assembler
         self.metrics = metrics
         self.max_request_bytes = max_request_bytes  # the server changes it on reload
         self.clock = clock
         self._executor = decode_executor
+        self.busy = busy  # true while the server wants senders to back off
 
     async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> Outcome:
-        """Decode and keep one request; raises `decode.DecodeError` if the payload as a whole is unusable."""
+        """Decode and keep one request; raises `decode.DecodeError` if the payload as a whole is unusable
+        and `Overloaded` while `busy()` says senders should retry later."""
+        if self.busy():
+            raise Overloaded("grading is behind; retry later")
         if signal == "traces":
             traces = await self._decode(decode_traces, body, encoding)
             return self._keep_spans(traces, protocol)
