@@ -219,6 +219,24 @@ def total(samples: dict[str, float], metric: str) -> float:
     return sum(v for k, v in samples.items() if pattern.match(k))
 
 
+def histogram_quantile(before: dict[str, float], after: dict[str, float], metric: str, q: float) -> float | None:
+    """The `q` quantile of observations made between two scrapes (upper bound of its bucket), as PromQL would."""
+    buckets: list[tuple[float, float]] = []
+    pattern = re.compile(rf'^{re.escape(metric)}_bucket\{{(?:.*,)?le="([^"]+)"(?:,.*)?\}}$')
+    for key, value in after.items():
+        match = pattern.match(key)
+        if match:
+            buckets.append((float(match.group(1)), value - before.get(key, 0.0)))
+    buckets.sort()
+    if not buckets or buckets[-1][1] <= 0:
+        return None
+    rank = q * buckets[-1][1]
+    for bound, count in buckets:
+        if count >= rank:
+            return bound
+    return None
+
+
 def proc_status_kb(pid: int, field: str) -> int | None:
     """A `kB` field of /proc/<pid>/status (VmHWM = peak RSS, VmRSS = current), None where unavailable."""
     try:
@@ -282,6 +300,7 @@ class Result:
     peak_rss_mb: float | None
     rss_before_mb: float | None
     peak_spans_in_flight: float | None
+    grading_delay_p99_s: float | None  # bucket upper bound
 
 
 def run_load(
@@ -304,7 +323,7 @@ def run_load(
     before = scrape(metrics_url) if metrics_url else {}
     graded_before = total(before, "otelgrade_runs_graded_total")
     rss_before = proc_status_kb(server_pid, "VmRSS") if server_pid else None
-    peak_in_flight = [0.0]
+    peak_in_flight = 0.0
     n_spans = traces * spans_per_trace
 
     t0 = time.perf_counter()
@@ -313,11 +332,12 @@ def run_load(
             pass
     sent = time.perf_counter() - t0
     done: float | None = None
+    now: dict[str, float] = {}
     if metrics_url:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             now = scrape(metrics_url)
-            peak_in_flight[0] = max(peak_in_flight[0], total(now, "otelgrade_spans_in_flight"))
+            peak_in_flight = max(peak_in_flight, total(now, "otelgrade_spans_in_flight"))
             if total(now, "otelgrade_runs_graded_total") - graded_before >= traces * expected_grades_per_run:
                 done = time.perf_counter() - t0
                 break
@@ -339,7 +359,8 @@ def run_load(
         ratio=(n_spans / done / floor) if done else None,
         peak_rss_mb=peak / 1024 if peak else None,
         rss_before_mb=rss_before / 1024 if rss_before else None,
-        peak_spans_in_flight=peak_in_flight[0] if metrics_url else None,
+        peak_spans_in_flight=peak_in_flight if metrics_url else None,
+        grading_delay_p99_s=histogram_quantile(before, now, "otelgrade_grading_delay_seconds", 0.99) if now else None,
     )
 
 

@@ -192,8 +192,14 @@ def _fmt(value: float | None, spec: str = ",.0f") -> str:
     return "-" if value is None else format(value, spec)
 
 
-def table(rows: Sequence[tuple[str, loadgen.Result]], baseline: loadgen.Result | None, memory: Memory | None) -> str:
+def table(
+    rows: Sequence[tuple[str, loadgen.Result]],
+    baseline: loadgen.Result | None,
+    memory: Memory | None,
+    judge_requests: int | None = None,
+) -> str:
     head = ("scenario", "protocol", "spans", "sent spans/s", "e2e spans/s", "floor spans/s", "ratio", "peak RSS MB")
+    head += ("delay p99 s",)
     lines = [head]
     for scenario, r in rows:
         lines.append(
@@ -206,6 +212,7 @@ def table(rows: Sequence[tuple[str, loadgen.Result]], baseline: loadgen.Result |
                 _fmt(r.floor_spans_per_s),
                 _fmt(r.ratio, ".2f"),
                 _fmt(r.peak_rss_mb),
+                _fmt(r.grading_delay_p99_s, ".2f"),
             )
         )
     widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
@@ -219,7 +226,10 @@ def table(rows: Sequence[tuple[str, loadgen.Result]], baseline: loadgen.Result |
         if scenario.startswith("slow judge") and baseline and r.spans_per_s and baseline.spans_per_s:
             ingest = (r.spans / r.send_s) / (baseline.spans / baseline.send_s) - 1
             e2e = r.spans_per_s / baseline.spans_per_s - 1
-            out.append(f"slow judge vs none over {r.protocol}: ingest {ingest:+.0%}, end to end {e2e:+.0%}")
+            out.append(
+                f"slow judge vs none over {r.protocol}: ingest {ingest:+.0%}, end to end {e2e:+.0%} "
+                f"({judge_requests} judge requests answered during the run)"
+            )
     if memory:
         out.append(
             f"memory: {memory.spans_held:,.0f} spans held, RSS +{memory.rss_growth_mb:.0f} MB = "
@@ -243,6 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[tuple[str, loadgen.Result]] = []
     baseline: loadgen.Result | None = None
     memory: Memory | None = None
+    judge_requests: int | None = None
     with tempfile.TemporaryDirectory(prefix="otelgrade-bench-") as tmp:
         workdir = Path(tmp)
         if "deterministic" in scenarios or "judge" in scenarios:
@@ -255,13 +266,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 config = server_config(_ports(), "0.2s", judge_url=judge.base_url)
                 with serve(workdir, "judge", config) as server:
                     rows.append((f"slow judge ({args.judge_delay:g} s)", load(server, "grpc", args)))
+                    judge_requests = len(judge.requests)
         if "memory" in scenarios:
             memory = measure_memory(workdir, args)
     if args.json:
-        doc = {"runs": [{"scenario": s, **asdict(r)} for s, r in rows], "memory": asdict(memory) if memory else None}
+        doc = {
+            "runs": [{"scenario": s, **asdict(r)} for s, r in rows],
+            "memory": asdict(memory) if memory else None,
+            "judge_requests": judge_requests,
+        }
         print(json.dumps(doc, indent=2))
     else:
-        print(table(rows, baseline, memory))
+        print(table(rows, baseline, memory, judge_requests))
     return 0
 
 

@@ -67,3 +67,14 @@ def test_a_tiny_benchmark_runs_end_to_end(capsys: pytest.CaptureFixture[str]) ->
         assert r["end_to_end_s"] is not None and r["end_to_end_s"] >= r["send_s"]
         assert r["peak_rss_mb"] > 0
     assert doc["memory"]["spans_held"] == 200
+    assert doc["judge_requests"] > 0  # the judge scenario really sent runs to the judge
+
+
+def test_histogram_quantile_uses_only_observations_between_scrapes() -> None:
+    name = "otelgrade_grading_delay_seconds_bucket"
+    before = {f'{name}{{le="0.25"}}': 10.0, f'{name}{{le="0.5"}}': 10.0, f'{name}{{le="+Inf"}}': 10.0}
+    after = {f'{name}{{le="0.25"}}': 10.0, f'{name}{{le="0.5"}}': 108.0, f'{name}{{le="+Inf"}}': 110.0}
+    # 100 new observations: 98 in (0.25, 0.5], 2 above 0.5 -> the p99 lies in the +Inf bucket, p95 in 0.5
+    assert loadgen.histogram_quantile(before, after, "otelgrade_grading_delay_seconds", 0.95) == 0.5
+    assert loadgen.histogram_quantile(before, after, "otelgrade_grading_delay_seconds", 0.99) == float("inf")
+    assert loadgen.histogram_quantile(after, after, "otelgrade_grading_delay_seconds", 0.99) is None
