@@ -130,7 +130,11 @@ class Server:
         self._stop.set()
 
     def _on_hup(self) -> None:
-        task = asyncio.ensure_future(self.reload("SIGHUP"))
+        self._spawn_reload("SIGHUP")
+
+    def _spawn_reload(self, why: str) -> None:
+        """Reload beside the tick loop, so completed traces keep flowing while the engine rebuilds."""
+        task = asyncio.ensure_future(self.reload(why))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
@@ -200,7 +204,8 @@ class Server:
             if now >= next_config_check:
                 next_config_check = now + CONFIG_CHECK_SECONDS
                 if self._mtime() != self._config_mtime:
-                    await self.reload("config file changed")
+                    self._config_mtime = self._mtime()
+                    self._spawn_reload("config file changed")
 
     def grading_behind(self) -> bool:
         return self._backlog >= self.config.assembly.max_traces
