@@ -57,7 +57,7 @@ def test_metric_totals_sum_over_labels() -> None:
 
 
 def test_a_tiny_benchmark_runs_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["--traces", "40", "--spans-per-trace", "5", "--batch-traces", "10", "--concurrency", "2"]
+    argv = ["--traces", "40", "--spans-per-trace", "5", "--batch-traces", "10", "--concurrency", "2", "--repeat", "2"]
     assert run.main([*argv, "--judge-delay", "0.2", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     runs = {(r["scenario"], r["protocol"]): r for r in doc["runs"]}
