@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders import GraderSpec, build_grader, grader_type, native_shapes
+from otelgrade.judging import JudgeSettings
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
@@ -89,7 +90,7 @@ class Config(BaseModel):
     receivers: Receivers = Field(default_factory=Receivers)
     metrics: MetricsEndpoint = Field(default_factory=MetricsEndpoint)
     assembly: Assembly = Field(default_factory=Assembly)
-    judge: dict[str, Any] = Field(default_factory=dict)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
     suites: list[Suite] = Field(default_factory=list)
     sinks: list[Sink] = Field(default_factory=list)
     source: str = "<embedded default>"

@@ -1,0 +1,377 @@
+"""LLM-as-judge grader types: the rubric judge, the `submit_grade` tool-calling judge and the reference-free
+trajectory judge. Each builds a `Judge` (what to ask a model, how to read its answer); `judging.JudgeRunner` sends it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from otelgrade.errors import ConfigError
+from otelgrade.graders.base import GradeResult, grader
+from otelgrade.trajectory import Trajectory
+
+AnswerMode = Literal["json_schema", "json_object", "tool"]
+PLACEHOLDERS = ("{input}", "{submission}", "{ground_truth}", "{trajectory}")
+_REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
+
+
+def _duration(value: Any) -> Any:
+    from otelgrade.config import parse_duration  # late: config imports the grader registry
+
+    return None if value is None else parse_duration(value)
+
+
+class Budget(BaseModel):
+    """A spend limit per period: tokens, money (USD by the `judge.prices` table), or both."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: int | None = Field(None, gt=0)
+    usd: float | None = Field(None, gt=0)
+    period: float = Field(86400.0, gt=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return {"tokens": value} if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("period", mode="before")
+    @classmethod
+    def _period(cls, value: Any) -> Any:
+        return _duration(value)
+
+    @model_validator(mode="after")
+    def _some_limit(self) -> Budget:
+        if self.tokens is None and self.usd is None:
+            raise ValueError("a budget needs `tokens` or `usd` (and optionally `period`, default 1d)")
+        return self
+
+
+class Controls(BaseModel):
+    """Per-grader judge settings; None means "as the global `judge:` block says"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sample: float | None = Field(None, ge=0.0, le=1.0)
+    max_concurrency: int | None = Field(None, gt=0)
+    rpm: float | None = Field(None, gt=0)
+    tpm: int | None = Field(None, gt=0)
+    budget: Budget | None = None
+    model: str | None = None
+    temperature: float | None = Field(None, ge=0.0, le=2.0)
+    provider: Literal["openai"] = "openai"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_retries: int | None = Field(None, ge=0)
+    timeout: float | None = Field(None, gt=0)
+    reasoning_effort: str | None = None
+    max_tokens: int | None = Field(None, gt=0)
+
+    @field_validator("timeout", mode="before")
+    @classmethod
+    def _timeout(cls, value: Any) -> Any:
+        return _duration(value)
+
+
+def is_reasoning_model(model: str) -> bool:
+    """o1/o3/o4/gpt-5 style models: fixed temperature, no system role on the oldest ones."""
+    return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1].lower()))
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    """The chat request a judge wants sent (model and sampling settings are added by the runner)."""
+
+    system: str
+    user: str
+    mode: AnswerMode
+    pass_fail: bool = False
+
+    def api_params(self) -> dict[str, Any]:
+        """`response_format` or the forced `submit_grade` tool, for `chat.completions.create`."""
+        if self.mode == "tool":
+            return {
+                "tools": [SUBMIT_GRADE_TOOL],
+                "tool_choice": {"type": "function", "function": {"name": "submit_grade"}},
+            }
+        if self.mode == "json_object":
+            return {"response_format": {"type": "json_object"}}
+        schema = PASS_FAIL_SCHEMA if self.pass_fail else SCORE_SCHEMA
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "grade", "strict": True, "schema": schema},
+            }
+        }
+
+
+SCORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "rationale": {"type": "string", "description": "Why this score, briefly."},
+        "score": {"type": "number", "description": "From 0.0 (complete failure) to 1.0 (perfect)."},
+    },
+    "required": ["rationale", "score"],
+    "additionalProperties": False,
+}
+PASS_FAIL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "rationale": {"type": "string", "description": "Why, briefly."},
+        "passed": {"type": "boolean", "description": "True when the run meets the criteria."},
+    },
+    "required": ["rationale", "passed"],
+    "additionalProperties": False,
+}
+SUBMIT_GRADE_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "submit_grade",
+        "description": "Submit the grade for the response under evaluation.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "score": {"type": "number", "description": "From 0.0 (complete failure) to 1.0 (perfect)."},
+                "rationale": {"type": "string", "description": "Why this score, briefly."},
+            },
+            "required": ["score", "rationale"],
+        },
+    },
+}
+
+_ANSWER_JSON = 'Answer with a JSON object only: {"rationale": "<why, briefly>", "score": <number from 0.0 to 1.0>}.'
+_ANSWER_PASS_FAIL = 'Answer with a JSON object only: {"rationale": "<why, briefly>", "passed": <true or false>}.'
+_ANSWER_TOOL = "Give your grade by calling the submit_grade tool with a score from 0.0 to 1.0 and a brief rationale."
+_GRADER_ROLE = (
+    "You are a strict, impartial grader. You evaluate an AI agent's work against the criteria you are given. "
+    "Scores run from 0.0 (complete failure) to 1.0 (perfect)."
+)
+TRAJECTORY_CRITERIA = """Judge the quality of this agent run as a whole; there is no reference answer.
+Consider: did the agent understand the request; were its steps purposeful and in a sensible order; did it
+choose the right tools with sensible arguments and use their results; did it recover from errors instead of
+repeating them; is the final answer correct as far as the run shows, complete and clearly stated.
+Penalise wasted or repeated steps, ignored tool errors, made-up facts and a missing or evasive final answer.
+
+User request:
+{input}
+
+The run:
+{trajectory}"""
+
+
+@dataclass(frozen=True)
+class Judge:
+    """One configured judge grader: its prompt, how the model answers, and its production controls."""
+
+    kind: str
+    template: str
+    controls: Controls = field(default_factory=Controls)
+    mode: AnswerMode = "json_schema"
+    pass_fail: bool = False
+    threshold: float = 0.5
+    extractor: str | None = None
+    extractor_config: Mapping[str, Any] = field(default_factory=dict)
+    ground_truth: Any = None
+
+    def request(self, trajectory: Trajectory) -> JudgeRequest | GradeResult:
+        """The prompt for this run, or an `error` grade when there is nothing to grade."""
+        user = self.template
+        if not any(p in user for p in ("{submission}", "{trajectory}")):
+            user += "\n\nInput:\n{input}\n\nResponse to evaluate:\n{submission}"
+            if self.ground_truth is not None or trajectory.ground_truth is not None:
+                user += "\n\nExpected:\n{ground_truth}"
+        try:
+            submission = self._submission(trajectory) if "{submission}" in user else None
+        except Exception as exc:  # the extractor found nothing it can use: an error, never a fail
+            return GradeResult.error(f"extractor {self.extractor!r}: {exc}")
+        if submission is None and "{submission}" in user:
+            what = f"extractor {self.extractor!r}" if self.extractor else "the run's final output"
+            return GradeResult.error(f"nothing to grade: {what} is empty")
+        ground_truth = self.ground_truth if self.ground_truth is not None else trajectory.ground_truth
+        values = {
+            "{input}": trajectory.input or "",
+            "{submission}": submission or "",
+            "{ground_truth}": _text(ground_truth),
+        }
+        if "{trajectory}" in user:
+            from otelgrade.render import render_trajectory
+
+            values["{trajectory}"] = render_trajectory(trajectory)
+        user = _fill(user, values)
+        answer = _ANSWER_TOOL if self.mode == "tool" else _ANSWER_PASS_FAIL if self.pass_fail else _ANSWER_JSON
+        return JudgeRequest(f"{_GRADER_ROLE}\n{answer}", user, self.mode, self.pass_fail)
+
+    def read(self, content: str | None, tool_calls: list[tuple[str, str]]) -> GradeResult:
+        """The model's answer as a grade; anything malformed or out of range is an `error`, never a `fail`."""
+        if self.mode == "tool":
+            for name, arguments in tool_calls:
+                if name == "submit_grade":
+                    return self._verdict(arguments, "submit_grade arguments")
+            raw = content if content else json.dumps(tool_calls)
+            return GradeResult.error("judge answered without calling submit_grade", raw_answer=raw)
+        return self._verdict(content, "answer")
+
+    def _verdict(self, raw: str | None, what: str) -> GradeResult:
+        try:
+            answer = json.loads(_strip_fence(raw or ""))
+        except ValueError:
+            return GradeResult.error(f"judge {what} is not JSON", raw_answer=raw)
+        if not isinstance(answer, dict):
+            return GradeResult.error(f"judge {what} is not a JSON object", raw_answer=raw)
+        rationale = answer.get("rationale", "")
+        if not isinstance(rationale, str):
+            return GradeResult.error("judge rationale is not a string", raw_answer=raw)
+        if self.pass_fail and self.mode != "tool":
+            passed = answer.get("passed")
+            if not isinstance(passed, bool):
+                return GradeResult.error("judge answer has no boolean `passed`", raw_answer=raw)
+            return GradeResult.check(passed, rationale)
+        score = answer.get("score")
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            return GradeResult.error("judge answer has no numeric `score`", raw_answer=raw)
+        if not 0.0 <= score <= 1.0:
+            return GradeResult.error(f"judge score {score} is outside 0.0-1.0", raw_answer=raw)
+        if self.pass_fail:
+            return GradeResult.check(score >= 0.5, rationale)
+        return GradeResult.scored(float(score), self.threshold, rationale)
+
+    def _submission(self, trajectory: Trajectory) -> str | None:
+        if self.extractor is None:
+            return trajectory.output or None
+        from otelgrade.graders.extractors import extract
+
+        value = extract(trajectory, self.extractor, dict(self.extractor_config))
+        return None if value is None or value == "" else _text(value)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _fill(template: str, values: Mapping[str, str]) -> str:
+    """Replace the known placeholders in one pass (so a value containing `{input}` stays as written)."""
+    pattern = re.compile("|".join(re.escape(k) for k in values))
+    return pattern.sub(lambda m: values[m.group(0)], template)
+
+
+def _strip_fence(text: str) -> str:
+    text = text.strip()
+    match = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", text, re.DOTALL)
+    return match.group(1) if match else text
+
+
+def _prompt(prompt: str | None, prompt_path: str | None, default: str | None = None) -> str:
+    if prompt is not None and prompt_path is not None:
+        raise ConfigError("give either `prompt` or `prompt_path`, not both", "prompt")
+    if prompt_path is not None:
+        try:
+            return Path(prompt_path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"cannot read prompt file {prompt_path!r}: {exc.strerror}", "prompt_path") from None
+    if prompt is not None:
+        return prompt
+    if default is None:
+        raise ConfigError("a rubric needs `prompt` (inline criteria) or `prompt_path` (a file)", "prompt")
+    return default
+
+
+def _controls(controls: Mapping[str, Any]) -> Controls:
+    try:
+        return Controls.model_validate(controls)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        if first["type"] == "extra_forbidden":
+            accepted = ", ".join(Controls.model_fields)
+            raise ConfigError(f"unknown judge parameter {loc!r}; judges also accept: {accepted}", loc) from None
+        raise ConfigError(f"{first['msg']} (got {first.get('input')!r})", loc) from None
+
+
+def _check_extractor(extractor: str | None, config: Mapping[str, Any] | None) -> None:
+    if extractor is not None:
+        from otelgrade.graders.extractors import check_extractor
+
+        check_extractor(extractor, config or {})
+
+
+@grader("rubric", "model_judge", judge=True)
+def rubric(
+    prompt: str | None = None,
+    prompt_path: str | None = None,
+    threshold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
+    extractor: str | None = None,
+    extractor_config: dict[str, Any] | None = None,
+    ground_truth: Any = None,
+    response_format: Literal["json_schema", "json_object"] = "json_schema",
+    **controls: Any,
+) -> Judge:
+    """An LLM grades the run's submission against a rubric (`{input}`, `{submission}`, `{ground_truth}`,
+    `{trajectory}` placeholders) and answers `{score, rationale}` in JSON; passes at `threshold`."""
+    _check_extractor(extractor, extractor_config)
+    return Judge(
+        "rubric",
+        _prompt(prompt, prompt_path),
+        _controls(controls),
+        response_format,
+        threshold=threshold,
+        extractor=extractor,
+        extractor_config=extractor_config or {},
+        ground_truth=ground_truth,
+    )
+
+
+@grader("agent_judge", "agent_as_judge", judge=True)
+def agent_judge(
+    prompt: str | None = None,
+    prompt_path: str | None = None,
+    threshold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
+    extractor: str | None = None,
+    extractor_config: dict[str, Any] | None = None,
+    ground_truth: Any = None,
+    **controls: Any,
+) -> Judge:
+    """A judge that must call `submit_grade(score, rationale)`, for models that grade better through tools."""
+    _check_extractor(extractor, extractor_config)
+    return Judge(
+        "agent_judge",
+        _prompt(prompt, prompt_path),
+        _controls(controls),
+        "tool",
+        threshold=threshold,
+        extractor=extractor,
+        extractor_config=extractor_config or {},
+        ground_truth=ground_truth,
+    )
+
+
+@grader("trajectory_judge", "llm_trajectory_judge", judge=True)
+def trajectory_judge(
+    prompt: str | None = None,
+    prompt_path: str | None = None,
+    continuous: bool = True,
+    threshold: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5,
+    response_format: Literal["json_schema", "json_object"] = "json_schema",
+    **controls: Any,
+) -> Judge:
+    """Reference-free: an LLM judges the whole run (steps, tool use, final answer), as a 0.0-1.0 score or,
+    with `continuous: false`, pass/fail. `prompt` replaces the built-in criteria; `{trajectory}` is the run."""
+    template = _prompt(prompt, prompt_path, TRAJECTORY_CRITERIA)
+    if "{trajectory}" not in template:
+        template += "\n\nUser request:\n{input}\n\nThe run:\n{trajectory}"
+    return Judge(
+        "trajectory_judge",
+        template,
+        _controls(controls),
+        response_format,
+        pass_fail=not continuous,
+        threshold=threshold,
+    )

@@ -1,0 +1,574 @@
+"""The judge runner: sends judge graders' requests to an OpenAI-compatible endpoint on a sample of runs,
+within concurrency, rate and spend limits, off the ingest path, retrying what is worth retrying.
+
+A judge that cannot answer (outage, timeout, malformed or out-of-range answer) gives an `error` grade,
+never a `fail`; a run that is not judged (not sampled, queue full, budget spent, no key) is `skipped`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import hashlib
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from otelgrade.graders.base import GradeResult
+from otelgrade.graders.rubric import Budget, Judge, JudgeRequest, is_reasoning_model
+from otelgrade.metrics import Metrics
+from otelgrade.trajectory import Trajectory
+
+log = logging.getLogger(__name__)
+
+Done = Callable[[GradeResult], None]
+
+# Why a run was not judged: the `reason` label of otelgrade_judge_skipped_runs_total, and the rationale.
+SKIP_REASONS = {
+    "not_sampled": "not in this judge's sample",
+    "no_api_key": "judge disabled: no API key",
+    "budget": "judge paused: spend budget for this period is used up",
+    "no_price": "judge paused: a money budget is set but the model has no entry in judge.prices",
+    "queue_full": "judge queue full; run not judged",
+    "not_running": "judge runner is not running",
+    "shutdown": "judging stopped before this run was graded",
+}
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+def _seconds(value: Any) -> Any:
+    from otelgrade.config import parse_duration  # late: config imports this module
+
+    return parse_duration(value)
+
+
+class JudgeSettings(BaseModel):
+    """The global `judge:` block: the default endpoint and model, and limits shared by every judge grader."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = "gpt-4o-mini"
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    sample: float = Field(1.0, ge=0.0, le=1.0)
+    max_concurrency: int = Field(8, gt=0)
+    queue_size: int = Field(1000, gt=0)
+    rpm: float | None = Field(None, gt=0)
+    tpm: int | None = Field(None, gt=0)
+    budget: Budget | None = None
+    prices: dict[str, Price] = Field(default_factory=dict)
+    max_retries: int = Field(3, ge=0)
+    timeout: float = Field(60.0, gt=0)
+    backoff: float = Field(0.5, gt=0)  # first retry delay; doubles per attempt, with jitter
+    max_backoff: float = Field(30.0, gt=0)  # also the longest Retry-After honoured before giving up
+
+    @field_validator("timeout", "backoff", "max_backoff", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> Any:
+        return _seconds(value)
+
+    @model_validator(mode="after")
+    def _priced(self) -> JudgeSettings:
+        if self.budget is not None and self.budget.usd is not None and self.model not in self.prices:
+            raise ValueError(
+                f"a budget in usd needs a price for {self.model!r}: add judge.prices.{self.model}: {{input: <USD per "
+                "1M input tokens>, output: <USD per 1M output tokens>}"
+            )
+        return self
+
+
+def sample_point(trace_id: str, grader_name: str) -> float:
+    """A stable point in [0, 1) for this run and grader: every replica and replay computes the same."""
+    digest = hashlib.blake2b(f"{trace_id.lower()}\x00{grader_name}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+def is_sampled(trace_id: str, grader_name: str, rate: float) -> bool:
+    return rate >= 1.0 or sample_point(trace_id, grader_name) < rate
+
+
+class _Pacer:
+    """A token bucket for the event loop: `rate` per second, bursting to one second's worth; spend may go negative."""
+
+    def __init__(self, per_minute: float, clock: Callable[[], float]) -> None:
+        self.rate = per_minute / 60.0
+        self.capacity = max(1.0, self.rate)
+        self.level = self.capacity
+        self.clock = clock
+        self.stamp = clock()
+
+    def _refill(self) -> None:
+        now = self.clock()
+        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
+        self.stamp = now
+
+    async def take(self, amount: float = 1.0) -> None:
+        while True:
+            self._refill()
+            if self.level >= 1.0:
+                self.level -= amount
+                return
+            await asyncio.sleep((1.0 - self.level) / self.rate)
+
+    def spend(self, amount: float) -> None:
+        self._refill()
+        self.level -= amount
+
+
+class _Ledger:
+    """Spend per fixed period aligned to the epoch (so replicas' periods coincide); thread-safe."""
+
+    def __init__(self, budget: Budget, wall: Callable[[], float]) -> None:
+        self.budget, self.wall = budget, wall
+        self.window = -1
+        self.tokens, self.usd = 0, 0.0
+        self._lock = threading.Lock()
+
+    def _roll(self) -> None:
+        window = int(self.wall() // self.budget.period)
+        if window != self.window:
+            self.window, self.tokens, self.usd = window, 0, 0.0
+
+    def spent(self) -> bool:
+        with self._lock:
+            self._roll()
+            b = self.budget
+            return (b.tokens is not None and self.tokens >= b.tokens) or (b.usd is not None and self.usd >= b.usd)
+
+    def record(self, tokens: int, usd: float) -> None:
+        with self._lock:
+            self._roll()
+            self.tokens += tokens
+            self.usd += usd
+
+
+@dataclass
+class _Lane:
+    """One judge grader's resolved settings and runtime state."""
+
+    name: str
+    judge: Judge
+    model: str
+    base_url: str
+    key_env: str
+    api_key: str | None
+    sample: float
+    temperature: float
+    max_retries: int
+    timeout: float
+    semaphore: asyncio.Semaphore | None = None
+    rpm: _Pacer | None = None
+    tpm: _Pacer | None = None
+    ledger: _Ledger | None = None
+    priced: bool = True
+    paused: bool = False
+
+
+class JudgeRunner:
+    """Runs judge graders: `submit` from any thread (non-blocking) for the live path, `evaluate` offline."""
+
+    def __init__(
+        self,
+        settings: JudgeSettings | Mapping[str, Any] | None = None,
+        metrics: Metrics | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
+        jitter: Callable[[], float] = random.random,
+    ) -> None:
+        if not isinstance(settings, JudgeSettings):
+            settings = JudgeSettings.model_validate(dict(settings or {}))
+        self.settings = settings
+        self.metrics = metrics if metrics is not None else Metrics()
+        self.clock, self.wall, self.jitter = clock, wall, jitter
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._queued = 0
+        self._lanes: dict[tuple[str, int], _Lane] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
+        self._warned: set[str] = set()
+        self._semaphore = asyncio.Semaphore(settings.max_concurrency)
+        self._rpm = _Pacer(settings.rpm, clock) if settings.rpm else None
+        self._tpm = _Pacer(settings.tpm, clock) if settings.tpm else None
+        self._ledger = _Ledger(settings.budget, wall) if settings.budget else None
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the global API key is set (graders with their own `api_key_env` may differ)."""
+        return bool(os.environ.get(self.settings.api_key_env))
+
+    @property
+    def queued(self) -> int:
+        """Runs accepted by `submit` and not yet started."""
+        return self._queued
+
+    # --- lifecycle
+
+    async def start(self) -> None:
+        """Bind to the running event loop; say once if judging is disabled for want of a key."""
+        self._loop = asyncio.get_running_loop()
+        self._closed = False
+        if not self.enabled:
+            self._warn_no_key(self.settings.api_key_env)
+
+    async def close(self, drain: bool = True) -> None:
+        """Stop accepting runs; finish queued ones (`drain`) or report them `skipped`; close HTTP clients."""
+        self._closed = True
+        tasks = list(self._tasks)
+        if not drain:
+            for task in tasks:
+                task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.close()
+
+    # --- the two entry points
+
+    def submit(self, trajectory: Trajectory, grader_name: str, judge: Judge, done: Done) -> GradeResult | None:
+        """Queue a run for `judge`: None and `done(result)` later (on the runner's loop), or a `skipped`
+        grade now. Never blocks; callable from any thread."""
+        lane = self._lane(grader_name, judge)
+        reason = self._refusal(trajectory, lane)
+        loop = self._loop
+        if reason is None and (loop is None or self._closed):
+            reason = "not_running"
+        if reason is None:
+            with self._lock:
+                full = self._queued >= self.settings.queue_size
+                if not full:
+                    self._queued += 1
+            if full:
+                reason = "queue_full"
+        if reason is not None or loop is None:
+            return self._skip(lane, reason or "not_running")
+        self.metrics.judge_queue.inc()
+        try:
+            loop.call_soon_threadsafe(self._spawn, trajectory, lane, done)
+        except RuntimeError:  # the loop has closed
+            self._dequeue()
+            return self._skip(lane, "not_running")
+        return None
+
+    async def evaluate(self, trajectory: Trajectory, grader_name: str, judge: Judge) -> GradeResult:
+        """Judge one run now (the offline path): the same sampling, limits and client as `submit`."""
+        lane = self._lane(grader_name, judge)
+        reason = self._refusal(trajectory, lane)
+        if reason is not None:
+            return self._skip(lane, reason)
+        return await self._judge(trajectory, lane)
+
+    # --- queueing
+
+    def _spawn(self, trajectory: Trajectory, lane: _Lane, done: Done) -> None:
+        if self._closed:
+            self._dequeue()
+            _call(done, self._skip(lane, "shutdown"))
+            return
+        task = asyncio.get_running_loop().create_task(self._run_queued(trajectory, lane, done))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _run_queued(self, trajectory: Trajectory, lane: _Lane, done: Done) -> None:
+        waiting = True
+
+        def started() -> None:
+            nonlocal waiting
+            if waiting:
+                waiting = False
+                self._dequeue()
+
+        try:
+            result = await self._judge(trajectory, lane, started)
+        except asyncio.CancelledError:
+            result = self._skip(lane, "shutdown")
+        except Exception as exc:  # a bug, not the judge's answer: still one grade per submitted run
+            log.exception("judge %s failed on trace %s", lane.name, trajectory.trace_id)
+            result = GradeResult.error(f"judge failed: {type(exc).__name__}: {exc}")
+        finally:
+            started()
+        _call(done, result)
+
+    def _dequeue(self) -> None:
+        with self._lock:
+            self._queued -= 1
+        self.metrics.judge_queue.dec()
+
+    # --- decisions
+
+    def _lane(self, grader_name: str, judge: Judge) -> _Lane:
+        key = (grader_name, id(judge))
+        lane = self._lanes.get(key)
+        if lane is not None and lane.judge is judge:
+            return lane
+        with self._lock:
+            lane = self._lanes.get(key)
+            created = lane is None or lane.judge is not judge
+            if lane is None or created:
+                lane = self._lanes[key] = self._new_lane(grader_name, judge)
+        if created and lane.api_key is None:
+            self._warn_no_key(lane.key_env)
+        elif created and not lane.priced:
+            log.warning("judge %s: a usd budget is set but judge.prices has no %r; not judging", lane.name, lane.model)
+        return lane
+
+    def _new_lane(self, name: str, judge: Judge) -> _Lane:
+        s, c = self.settings, judge.controls
+        key_env = c.api_key_env or s.api_key_env
+        model = c.model or s.model
+        return _Lane(
+            name=name,
+            judge=judge,
+            model=model,
+            base_url=c.base_url or s.base_url,
+            key_env=key_env,
+            api_key=os.environ.get(key_env) or None,
+            sample=c.sample if c.sample is not None else s.sample,
+            temperature=c.temperature if c.temperature is not None else s.temperature,
+            max_retries=c.max_retries if c.max_retries is not None else s.max_retries,
+            timeout=c.timeout if c.timeout is not None else s.timeout,
+            semaphore=asyncio.Semaphore(c.max_concurrency) if c.max_concurrency else None,
+            rpm=_Pacer(c.rpm, self.clock) if c.rpm else None,
+            tpm=_Pacer(c.tpm, self.clock) if c.tpm else None,
+            ledger=_Ledger(c.budget, self.wall) if c.budget else None,
+            priced=model in s.prices or not _needs_price(c.budget, s.budget),
+        )
+
+    def _refusal(self, trajectory: Trajectory, lane: _Lane) -> str | None:
+        if not is_sampled(trajectory.trace_id, lane.name, lane.sample):
+            return "not_sampled"
+        if lane.api_key is None:
+            return "no_api_key"
+        if not lane.priced:
+            return "no_price"
+        if self._budget_spent(lane):
+            return "budget"
+        return None
+
+    def _budget_spent(self, lane: _Lane) -> bool:
+        if lane.ledger is None and self._ledger is None:
+            return False
+        spent = bool((lane.ledger and lane.ledger.spent()) or (self._ledger and self._ledger.spent()))
+        if spent != lane.paused:
+            lane.paused = spent
+            self.metrics.judge_paused.labels(lane.name).set(1 if spent else 0)
+            if spent:
+                log.warning("judge %s paused: its spend budget for this period is used up", lane.name)
+            else:
+                log.info("judge %s resumed: a new budget period began", lane.name)
+        return spent
+
+    def _skip(self, lane: _Lane, reason: str) -> GradeResult:
+        self.metrics.judge_skipped.labels(lane.name, reason).inc()
+        return GradeResult.skipped(SKIP_REASONS[reason], reason=reason)
+
+    def _warn_no_key(self, env: str) -> None:
+        with self._lock:
+            if env in self._warned:
+                return
+            self._warned.add(env)
+        log.warning(
+            "LLM judge graders are disabled: the environment variable %s is not set. Set it to an API key to "
+            "enable them (for another OpenAI-compatible endpoint also set judge.base_url; a local server that "
+            "needs no key accepts any value). Until then their runs are graded `skipped`.",
+            env,
+        )
+
+    # --- one judgement
+
+    async def _judge(
+        self, trajectory: Trajectory, lane: _Lane, started: Callable[[], None] | None = None
+    ) -> GradeResult:
+        request = lane.judge.request(trajectory)
+        if isinstance(request, GradeResult):
+            return request
+        async with lane.semaphore or contextlib.nullcontext(), self._semaphore:
+            if started is not None:
+                started()
+            if self._budget_spent(lane):
+                return self._skip(lane, "budget")
+            return await self._call(lane, request)
+
+    async def _call(self, lane: _Lane, request: JudgeRequest) -> GradeResult:
+        params = self._params(lane, request)
+        client = self._client(lane)
+        attempts = lane.max_retries + 1
+        problem = ""
+        for attempt in range(attempts):
+            for pacer in (lane.rpm, self._rpm):
+                if pacer is not None:
+                    await pacer.take()
+            for pacer in (lane.tpm, self._tpm):
+                if pacer is not None:
+                    await pacer.take(0.0)
+            begun = self.clock()
+            try:
+                async with asyncio.timeout(lane.timeout):
+                    response = await client.chat.completions.create(**params, timeout=lane.timeout)
+            except Exception as exc:
+                outcome, retryable, retry_after, problem = _classify(exc, lane.timeout)
+                self._observe(lane.model, outcome, self.clock() - begun)
+                if not retryable or attempt + 1 >= attempts:
+                    break
+                if retry_after is not None and retry_after > self.settings.max_backoff:
+                    problem += f"; Retry-After {retry_after:g}s exceeds judge.max_backoff"
+                    break
+                await asyncio.sleep(retry_after if retry_after is not None else self._backoff(attempt))
+                continue
+            latency = self.clock() - begun
+            tokens_in, tokens_out = self._account(lane, response)
+            content, tool_calls = _answer(response)
+            result = lane.judge.read(content, tool_calls)
+            self._observe(lane.model, "ok" if result.outcome != "error" else "invalid_answer", latency)
+            meta = {
+                "model": lane.model,
+                "attempts": attempt + 1,
+                "input_tokens": tokens_in,
+                "output_tokens": tokens_out,
+            }
+            return result.model_copy(update={"metadata": {**result.metadata, **meta}})
+        return GradeResult.error(
+            f"judge {lane.model} gave no answer after {attempt + 1} attempt(s): {problem}",
+            model=lane.model,
+            attempts=attempt + 1,
+        )
+
+    def _params(self, lane: _Lane, request: JudgeRequest) -> dict[str, Any]:
+        c = lane.judge.controls
+        params: dict[str, Any] = {"model": lane.model, **request.api_params()}
+        if is_reasoning_model(lane.model):
+            # Fixed temperature, and the oldest ones refuse a system message: one user message.
+            params["messages"] = [{"role": "user", "content": f"{request.system}\n\n{request.user}"}]
+            params["temperature"] = 1.0
+            if c.reasoning_effort:
+                params["reasoning_effort"] = c.reasoning_effort
+            if c.max_tokens:
+                params["max_completion_tokens"] = c.max_tokens
+        else:
+            params["messages"] = [
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.user},
+            ]
+            params["temperature"] = lane.temperature
+            if c.max_tokens:
+                params["max_tokens"] = c.max_tokens
+        return params
+
+    def _client(self, lane: _Lane) -> openai.AsyncOpenAI:
+        key = (lane.base_url, lane.api_key or "")
+        client = self._clients.get(key)
+        if client is None:
+            client = openai.AsyncOpenAI(
+                api_key=lane.api_key, base_url=lane.base_url, max_retries=0, timeout=lane.timeout
+            )
+            self._clients[key] = client
+        return client
+
+    def _backoff(self, attempt: int) -> float:
+        """Exponential backoff with jitter: between half and all of backoff * 2^attempt, capped."""
+        ceiling = min(self.settings.max_backoff, self.settings.backoff * 2**attempt)
+        return ceiling * (0.5 + 0.5 * self.jitter())
+
+    def _observe(self, model: str, outcome: str, seconds: float) -> None:
+        self.metrics.judge_requests.labels(model, outcome).inc()
+        self.metrics.judge_latency.labels(model).observe(seconds)
+
+    def _account(self, lane: _Lane, response: Any) -> tuple[int, int]:
+        usage = getattr(response, "usage", None)
+        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
+        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+        total = tokens_in + tokens_out
+        price = self.settings.prices.get(lane.model)
+        usd = (tokens_in * price.input + tokens_out * price.output) / 1e6 if price else 0.0
+        self.metrics.judge_tokens.labels(lane.model, "input").inc(tokens_in)
+        self.metrics.judge_tokens.labels(lane.model, "output").inc(tokens_out)
+        if usd:
+            self.metrics.judge_cost.labels(lane.model).inc(usd)
+        for ledger in (lane.ledger, self._ledger):
+            if ledger is not None:
+                ledger.record(total, usd)
+        for pacer in (lane.tpm, self._tpm):
+            if pacer is not None:
+                pacer.spend(total)
+        return tokens_in, tokens_out
+
+
+def _needs_price(*budgets: Budget | None) -> bool:
+    return any(b is not None and b.usd is not None for b in budgets)
+
+
+def _call(done: Done, result: GradeResult) -> None:
+    try:
+        done(result)
+    except Exception:
+        log.exception("judge result callback failed")
+
+
+def _answer(response: Any) -> tuple[str | None, list[tuple[str, str]]]:
+    """The first choice's text and its tool calls as (name, arguments JSON)."""
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return None, []
+    message = choices[0].message
+    calls = [
+        (c.function.name, c.function.arguments or "") for c in message.tool_calls or [] if getattr(c, "function", None)
+    ]
+    return message.content, calls
+
+
+def _classify(exc: Exception, timeout: float) -> tuple[str, bool, float | None, str]:
+    """(metric outcome, worth retrying, Retry-After seconds, description) for a failed request."""
+    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+        return "timeout", True, None, f"no answer within {timeout:g}s"
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = f"HTTP {status}: {exc.message}"
+        retry_after = _retry_after(exc.response.headers)
+        if status == 429:
+            return "rate_limited", True, retry_after, detail
+        if status >= 500:
+            return "server_error", True, retry_after, detail
+        if status in (408, 409):
+            return "server_error", True, retry_after, detail
+        return "rejected", False, None, detail
+    if isinstance(exc, openai.APIConnectionError):
+        return "unreachable", True, None, f"cannot reach the judge endpoint ({exc.__cause__ or exc})"
+    return "failed", False, None, f"{type(exc).__name__}: {exc}"
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
+    with contextlib.suppress(TypeError, ValueError):
+        if headers.get("retry-after-ms") is not None:
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    with contextlib.suppress(TypeError, ValueError):
+        date = email.utils.parsedate_to_datetime(value)
+        return max(0.0, date.timestamp() - time.time())
+    return None
