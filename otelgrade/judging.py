@@ -204,6 +204,7 @@ class JudgeRunner:
         self._lock = threading.Lock()
         self._queued = 0
         self._lanes: dict[tuple[str, int], _Lane] = {}
+        self._ledgers: dict[tuple[str, Budget], _Ledger] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._warned: set[str] = set()
@@ -350,9 +351,18 @@ class JudgeRunner:
             semaphore=asyncio.Semaphore(c.max_concurrency) if c.max_concurrency else None,
             rpm=_Pacer(c.rpm, self.clock) if c.rpm else None,
             tpm=_Pacer(c.tpm, self.clock) if c.tpm else None,
-            ledger=_Ledger(c.budget, self.wall) if c.budget else None,
+            ledger=self._grader_ledger(name, c.budget),
             priced=model in s.prices or not _needs_price(c.budget, s.budget),
         )
+
+    def _grader_ledger(self, name: str, budget: Budget | None) -> _Ledger | None:
+        """One ledger per grader name and budget, so a config reload does not forget what was spent."""
+        if budget is None:
+            return None
+        key = (name, budget)
+        if key not in self._ledgers:
+            self._ledgers[key] = _Ledger(budget, self.wall)
+        return self._ledgers[key]
 
     def _refusal(self, trajectory: Trajectory, lane: _Lane) -> str | None:
         if not is_sampled(trajectory.trace_id, lane.name, lane.sample):

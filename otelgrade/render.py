@@ -34,23 +34,26 @@ def render_trajectory(trajectory: Trajectory, part_chars: int = PART_CHARS, tota
 
 
 def _message_lines(messages: list[dict[str, Any]], part_chars: int) -> list[str]:
-    lines = []
+    lines: list[str] = []
+    call_names: dict[str, str] = {}  # tool_call_id -> tool name, to label results
     for message in messages:
         role = str(message.get("role") or "unknown")
         if role == "system":
             continue  # the agent's own instructions: long, and not the agent's work
         text = content_text(message.get("content"))
         if role == "tool":
-            lines.append(
-                f"Tool result ({message.get('name') or message.get('tool_call_id') or 'tool'}): "
-                f"{_cut(text, part_chars)}"
-            )
+            call_id = str(message.get("tool_call_id") or "")
+            name = message.get("name") or call_names.get(call_id) or call_id or "tool"
+            lines.append(f"Tool result ({name}): {_cut(text, part_chars)}")
             continue
         if text:
             lines.append(f"{role.capitalize()}: {_cut(text, part_chars)}")
         for call in message.get("tool_calls") or []:
-            function = (call.get("function") or {}) if isinstance(call, dict) else {}
+            if not isinstance(call, dict):
+                continue
+            function = call.get("function") or {}
             name = function.get("name") or "?"
+            call_names[str(call.get("id") or "")] = name
             lines.append(f"Tool call: {name}({_cut(_compact(function.get('arguments')), part_chars)})")
     return lines
 

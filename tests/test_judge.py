@@ -480,3 +480,18 @@ def test_judge_config_is_validated_with_the_rest() -> None:
         parse_config({"suites": [{"name": "s", "graders": [{"type": "rubric"}]}]})
     with pytest.raises(ConfigError, match="sample"):
         parse_config({"suites": [{"name": "s", "graders": [{"type": "rubric", "prompt": "x", "sample": 1.5}]}]})
+
+
+def test_budget_spent_survives_a_config_reload(fake: FakeOpenAI) -> None:
+    runner, _ = make_runner(fake.base_url)
+    params = {"budget": {"tokens": 100}}  # one answer (120 tokens) uses it up
+
+    async def go() -> list[str]:
+        await runner.start()
+        first = await runner.evaluate(run(1), "helpful", rubric(**params))
+        reloaded = await runner.evaluate(run(2), "helpful", rubric(**params))  # the same grader, rebuilt
+        await runner.close()
+        return [first.outcome, reloaded.outcome]
+
+    assert asyncio.run(go()) == ["pass", "skipped"]
+    assert len(fake.requests) == 1
