@@ -16,7 +16,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -225,12 +225,16 @@ class JudgeRunner:
 
     # --- lifecycle
 
-    async def start(self) -> None:
-        """Bind to the running event loop; say once if judging is disabled for want of a key."""
+    async def start(self, judge_graders: Sequence[str] | None = None) -> None:
+        """Bind to the running event loop; say once if judging is disabled for want of a key.
+
+        `judge_graders` (the configured judge graders' names) lets the message name them; an empty list
+        means none are configured, so there is nothing to warn about yet.
+        """
         self._loop = asyncio.get_running_loop()
         self._closed = False
-        if not self.enabled:
-            self._warn_no_key(self.settings.api_key_env)
+        if not self.enabled and (judge_graders is None or judge_graders):
+            self._warn_no_key(self.settings.api_key_env, judge_graders)
 
     async def close(self, drain: bool = True) -> None:
         """Stop accepting runs; finish queued ones (`drain`) or report them `skipped`; close HTTP clients."""
@@ -392,15 +396,17 @@ class JudgeRunner:
         self.metrics.judge_skipped.labels(lane.name, reason).inc()
         return GradeResult.skipped(SKIP_REASONS[reason], reason=reason)
 
-    def _warn_no_key(self, env: str) -> None:
+    def _warn_no_key(self, env: str, graders: Sequence[str] | None = None) -> None:
         with self._lock:
             if env in self._warned:
                 return
             self._warned.add(env)
+        which = f" ({', '.join(graders)})" if graders else ""
         log.warning(
-            "LLM judge graders are disabled: the environment variable %s is not set. Set it to an API key to "
+            "LLM judge graders%s are disabled: the environment variable %s is not set. Set it to an API key to "
             "enable them (for another OpenAI-compatible endpoint also set judge.base_url; a local server that "
             "needs no key accepts any value). Until then their runs are graded `skipped`.",
+            which,
             env,
         )
 

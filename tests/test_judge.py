@@ -495,3 +495,20 @@ def test_budget_spent_survives_a_config_reload(fake: FakeOpenAI) -> None:
 
     assert asyncio.run(go()) == ["pass", "skipped"]
     assert len(fake.requests) == 1
+
+
+def test_no_warning_when_no_judge_grader_is_configured(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+
+    async def go(names: list[str]) -> None:
+        runner = JudgeRunner(JudgeSettings(), Metrics())
+        await runner.start(names)
+        await runner.close()
+
+    with caplog.at_level(logging.WARNING, logger="otelgrade.judging"):
+        asyncio.run(go([]))
+        assert caplog.records == []
+        asyncio.run(go(["helpful", "efficient_path"]))
+    assert "(helpful, efficient_path) are disabled" in caplog.records[0].getMessage()
