@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from otelgrade.config import Config, load_config
 from otelgrade.engine import Engine
+from otelgrade.metrics import Metrics
 from otelgrade.errors import ConfigError, InputError
 from otelgrade.results import Grade
 
@@ -104,7 +105,7 @@ async def _grade_all(config: Config, trajectories: list[Any]) -> list[tuple[Any,
     if any(g.type and _is_judge(g.type) for s in config.suites for g in s.graders):
         from otelgrade.judging import JudgeRunner
 
-        judges = JudgeRunner(config.judge, metrics=None)  # type: ignore[arg-type]
+        judges = JudgeRunner(config.judge, Metrics())
         await judges.start()
     engine = Engine(config, judges=judges)
     try:

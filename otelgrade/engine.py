@@ -24,6 +24,8 @@ from otelgrade.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
 
+OUTCOMES = ("pass", "fail", "error", "skipped")
+
 
 class Sink(Protocol):
     def write(self, grades: Sequence[Grade]) -> None: ...
@@ -64,11 +66,15 @@ def _value_matcher(expected: Any) -> Callable[[Any], bool]:
     return lambda v: v == expected
 
 
+def _attribute_reader(key: str) -> Callable[[Trajectory], Any]:
+    return lambda t: t.attributes.get(key)
+
+
 def match_filter(match: Mapping[str, Any]) -> Callable[[Trajectory], bool]:
     """Build the predicate of a suite's `match` block: every key must match (an empty block matches all)."""
-    checks = []
+    checks: list[tuple[Callable[[Trajectory], Any], Callable[[Any], bool]]] = []
     for key, expected in match.items():
-        read = _FIELDS.get(key) or (lambda t, key=key: t.attributes.get(key))
+        read = _FIELDS.get(key) or _attribute_reader(key)
         checks.append((read, _value_matcher(expected)))
     return lambda t: all(accepts(read(t)) for read, accepts in checks)
 
@@ -135,12 +141,21 @@ class Engine:
         self.sinks = list(sinks)
         self.judges = judges
         self.clock = clock
-        self._suites = build_suites(config)
         self._lock = threading.Lock()
+        self._suites = self._install(build_suites(config))
 
     def reload(self, config: Config) -> None:
         """Build the new suites first, so a config that fails to build leaves the old one running."""
-        self._suites = build_suites(config)
+        self._suites = self._install(build_suites(config))
+
+    def _install(self, suites: list[BuiltSuite]) -> list[BuiltSuite]:
+        """Create every suite/grader/outcome series at zero: `rate()` needs a sample before the first grade."""
+        for suite in suites:
+            self.metrics.runs_graded.labels(suite.name)
+            for grader in suite.graders:
+                for outcome in OUTCOMES:
+                    self.metrics.grades.labels(suite.name, grader.spec.name, outcome)
+        return suites
 
     def route(self, trajectory: Trajectory) -> list[BuiltSuite]:
         return [suite for suite in self._suites if suite.accepts(trajectory)]
