@@ -12,8 +12,8 @@ from typing import Any, TextIO
 
 from otelgrade.config import Config, load_config
 from otelgrade.engine import Engine
-from otelgrade.metrics import Metrics
 from otelgrade.errors import ConfigError, InputError
+from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2

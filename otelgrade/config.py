@@ -136,7 +136,8 @@ def parse_config(doc: Any, source: str = "<string>") -> Config:
     raw_suites = doc.pop("suites", []) or []
     if not isinstance(raw_suites, list):
         raise ConfigError("must be a list of suites", "suites")
-    suites = [_parse_suite(s, f"suites[{i}]") for i, s in enumerate(raw_suites)]
+    base_dir = Path(source).parent if Path(source).is_file() else None
+    suites = [_parse_suite(s, f"suites[{i}]", base_dir) for i, s in enumerate(raw_suites)]
     names = [s.name for s in suites]
     for name in {n for n in names if names.count(n) > 1}:
         raise ConfigError(f"suite name {name!r} is used twice; suite names label metrics and must be unique", "suites")
@@ -152,7 +153,7 @@ def parse_config(doc: Any, source: str = "<string>") -> Config:
     return config
 
 
-def _parse_suite(raw: Any, where: str) -> Suite:
+def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
     if not isinstance(raw, Mapping):
         raise ConfigError("a suite must be a mapping with `name`, `match` and `graders`", where)
     raw = dict(raw)
@@ -174,7 +175,7 @@ def _parse_suite(raw: Any, where: str) -> Suite:
     for i, (key, block) in enumerate(items):
         at = f"{where}.graders.{key}" if key is not None else f"{where}.graders[{i}]"
         try:
-            specs.extend(grader_specs(block, key))
+            specs.extend(grader_specs(block, key, base_dir=base_dir))
         except ConfigError as exc:
             raise exc.at(at) from None
     names = [s.name for s in specs]
@@ -191,8 +192,13 @@ def _parse_suite(raw: Any, where: str) -> Suite:
 _GRADER_KEYS = {"name", "type", "threshold", "config", "params"}
 
 
-def grader_specs(block: Any, key: str | None = None, system: str | None = None) -> list[GraderSpec]:
-    """Read one grader block (otelgrade's shape or a reference system's) and check it builds."""
+def grader_specs(
+    block: Any, key: str | None = None, system: str | None = None, base_dir: Path | None = None
+) -> list[GraderSpec]:
+    """Read one grader block (otelgrade's shape or a reference system's) and check it builds.
+
+    Relative file paths in parameters (`prompt_path`) are resolved against `base_dir`, the config file's folder.
+    """
     if not isinstance(block, Mapping):
         raise ConfigError("a grader must be a mapping such as {name: ..., type: ..., <parameters>}")
     specs: list[GraderSpec] | None = None
@@ -204,6 +210,9 @@ def grader_specs(block: Any, key: str | None = None, system: str | None = None) 
     if specs is None:
         specs = [_otelgrade_spec(block, key)]
     for spec in specs:
+        prompt_path = spec.params.get("prompt_path")
+        if base_dir is not None and isinstance(prompt_path, str) and not Path(prompt_path).is_absolute():
+            spec.params["prompt_path"] = str(base_dir / prompt_path)
         build_grader(spec.type, spec.params)  # fail at load time, not on the first run
     return specs
 

@@ -106,3 +106,12 @@ def test_whole_native_files_become_one_suite():
     evaldeck = parse_config({"name": "book_flight", "input": "Book a flight", "expected": {"tools_called": ["search"]}})
     assert evaldeck.suites[0].name == "book_flight"
     assert evaldeck.suites[0].graders[0].type == "evaldeck.expected"
+
+
+def test_prompt_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
+    (tmp_path / "rubrics").mkdir()
+    (tmp_path / "rubrics" / "helpful.txt").write_text("Score {submission} for helpfulness.")
+    path = write(tmp_path, "suites: [{name: s, graders: [{name: h, type: rubric, prompt_path: rubrics/helpful.txt}]}]")
+    monkeypatch.chdir("/")
+    spec = load_config(path).suites[0].graders[0]
+    assert spec.params["prompt_path"] == str(tmp_path / "rubrics" / "helpful.txt")

@@ -23,14 +23,9 @@ DEFAULT_THRESHOLD = 0.5  # continuous scores (accuracy, edit distance, similarit
 ARGS_MODES = ("exact", "ignore", "subset", "superset")
 MATCH_MODES = ("strict", "unordered", "subset", "superset")
 _TEXT_KEYS = ("output", "text", "content", "answer", "final_answer")
-_LLM_EVALUATORS = (
-    "agent_as_judge",
-    "answer_relevance",
-    "context_relevance",
-    "groundedness",
-    "llm_trajectory_judge",
-    "rubric_dag",
-)
+_LLM_EVALUATORS = ("answer_relevance", "context_relevance", "groundedness", "rubric_dag")
+# Potato's LLM judges that otelgrade's judge graders provide.
+_JUDGE_EVALUATORS = {"llm_trajectory_judge": "trajectory_judge", "agent_as_judge": "agent_judge"}
 # Potato registry name -> otelgrade grader type.
 EVALUATORS = {
     name: f"potato.{name}"
@@ -478,6 +473,8 @@ def build_evaluator(name: str, params: Mapping[str, Any] | None = None) -> Grade
 def _grader_type(name: str) -> str:
     if name in EVALUATORS:
         return EVALUATORS[name]
+    if name in _JUDGE_EVALUATORS:
+        return _JUDGE_EVALUATORS[name]
     if name in _LLM_EVALUATORS:
         raise ConfigError(
             f"Potato's {name} is an LLM judge; use otelgrade's `rubric` grader type for LLM-as-judge checks", "name"
@@ -496,7 +493,7 @@ def potato_block(block: Mapping[str, Any], key: str | None = None) -> list[Grade
     name = block.get("evaluator", block.get("name"))
     if not isinstance(name, str):
         return None
-    if "params" not in block and "evaluator" not in block and name not in EVALUATORS:
+    if "params" not in block and "evaluator" not in block and name not in EVALUATORS and name not in _JUDGE_EVALUATORS:
         return None
     type_name = _grader_type(name)
     params = block.get("params") or {}
