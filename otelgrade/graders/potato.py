@@ -502,7 +502,8 @@ def potato_block(block: Mapping[str, Any], key: str | None = None) -> list[Grade
     threshold = block.get("threshold")
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
         raise ConfigError(f"threshold must be a number between 0 and 1, not {threshold!r}", "threshold")
-    label = block.get("key") or params.get("key") or key
+    own_name = block.get("name") if "evaluator" in block else None  # an automation action may name itself
+    label = block.get("key") or params.get("key") or own_name or key
     if label is None:
         label = f"tool_use:{params.get('expected_tool')}" if name == "tool_use" else name
     return [GraderSpec(type=type_name, name=str(label), params=dict(params), threshold=threshold)]
