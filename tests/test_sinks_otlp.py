@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import grpc
 import pytest
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as ts
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc as ts_grpc
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otelgrade.config import Sink as SinkConfig
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
 from otelgrade.sinks import make_sinks
 from otelgrade.sinks.otlp import OtlpSink
+from tests.conftest import ServeProcess
 
 
 class Received:
@@ -203,3 +210,42 @@ def test_invalid_ids_and_unreachable_endpoints_are_counted_not_raised(
         sink.close()
     assert metrics.registry.get_sample_value("otelgrade_sink_errors_total", {"sink": "otlp"}) == 3
     assert len([r for r in caplog.records if r.name == "otelgrade.sinks"]) == 1
+
+
+def test_otelgrade_serve_sends_its_grades_back_onto_the_graded_trace(
+    serve: Callable[..., ServeProcess], grpc_receiver: tuple[str, Received], tmp_path: Path
+) -> None:
+    endpoint, received = grpc_receiver
+    grades_path = tmp_path / "grades.jsonl"
+    suite = {
+        "name": "weather",
+        "graders": [
+            {"name": "used_weather", "type": "tools_called", "tools": ["get_weather"]},
+            {"name": "never_weather", "type": "tools_not_called", "tools": ["get_weather"]},
+        ],
+    }
+    sinks = [{"type": "jsonl", "path": str(grades_path)}, {"type": "otlp", "endpoint": endpoint}]
+    server = serve({"suites": [suite], "sinks": sinks})
+
+    provider = TracerProvider(resource=Resource({"service.name": "weather-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=server.grpc_address, insecure=True)))
+    tracer = provider.get_tracer("weather.agent")
+    with tracer.start_as_current_span(
+        "invoke_agent weather", attributes={"gen_ai.operation.name": "invoke_agent"}
+    ) as root:
+        tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_weather", "gen_ai.tool.call.id": "c1"}
+        with tracer.start_as_current_span("execute_tool get_weather", attributes=tool):
+            pass
+    provider.shutdown()
+    trace_id, root_id = f"{root.get_span_context().trace_id:032x}", f"{root.get_span_context().span_id:016x}"
+
+    ((resource, span),) = received.wait_for(1, timeout=15)
+    assert server.stop() == 0
+    assert resource["service.name"] == "otelgrade"
+    assert (span.trace_id.hex(), span.parent_span_id.hex()) == (trace_id, root_id)
+    labels = {name: a["gen_ai.evaluation.score.label"] for name, a in events_by_grader(span).items()}
+    assert labels == {"used_weather": "pass", "never_weather": "fail"}
+    written = [json.loads(line) for line in grades_path.read_text().splitlines()]
+    assert {(g["trace_id"], g["span_id"], g["grader"], g["outcome"]) for g in written} == {
+        (trace_id, root_id, name, label) for name, label in labels.items()
+    }
