@@ -70,6 +70,8 @@ class Assembler:
         self._closed: OrderedDict[str, None] = OrderedDict()  # decision cache
         self._evicted: list[CompletedTrace] = []
         self._spans_held = 0
+        for reason in ("complete", "idle", "max_duration", "evicted", "shutdown"):
+            self.metrics.traces_completed.labels(reason)  # every reason's series exists from the start
 
     # --- state -------------------------------------------------------------------------------
 

@@ -76,6 +76,9 @@ class Ingest:
         self.clock = clock
         self._executor = decode_executor
         self.busy = busy  # true while the server wants senders to back off
+        for protocol in ("grpc", "http"):  # export the series at 0 so rate() and absent() work from the start
+            metrics.spans_received.labels(protocol)
+            metrics.log_records_received.labels(protocol)
 
     async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> Outcome:
         """Decode and keep one request; raises `decode.DecodeError` if the payload as a whole is unusable
