@@ -122,7 +122,9 @@ def _parse(body: bytes, encoding: Encoding, signal: Signal) -> tuple[Any, list[s
             lenient = _lenient_type(signal).FromString(body)
         except _ProtoDecodeError:
             raise DecodeError(f"cannot decode protobuf {signal} request: {strict_error}") from None
-        return lenient, ["some strings were not valid UTF-8 and were repaired with U+FFFD"]
+        _repair_utf8(lenient)
+        repaired = _REQUEST_TYPES[signal].FromString(lenient.SerializeToString())
+        return repaired, ["some strings were not valid UTF-8 and were repaired with U+FFFD"]
 
 
 def _parse_json(body: bytes, signal: Signal) -> Message:
@@ -200,32 +202,58 @@ def _strings_to_bytes(message: descriptor_pb2.DescriptorProto) -> None:
 # --- protobuf messages -> records ---------------------------------------------------------
 
 
-def _text(value: str | bytes) -> str:
-    return value if value.__class__ is str else value.decode("utf-8", "replace")  # type: ignore[union-attr]
+def _repair_utf8(message: Any) -> None:
+    """Replace invalid UTF-8 in every (bytes-typed) string field of a lenient message, in place."""
+    for descriptor, value in message.ListFields():
+        if descriptor.message_type is not None:
+            for item in value if descriptor.is_repeated else (value,):
+                _repair_utf8(item)
+        elif descriptor.type == descriptor.TYPE_BYTES and descriptor.name != "bytes_value" and not _is_id(descriptor):
+            setattr(message, descriptor.name, value.decode("utf-8", "replace").encode())
+
+
+def _is_id(descriptor: Any) -> bool:
+    return descriptor.name in ("trace_id", "span_id", "parent_span_id")
+
+
+def _array(value: Any) -> list[Any]:
+    return [any_value(v) for v in value.array_value.values]
+
+
+def _kvlist(value: Any) -> dict[str, Any]:
+    return attributes(value.kvlist_value.values)
+
+
+def _bytes(value: Any) -> str:
+    return base64.b64encode(value.bytes_value).decode()
+
+
+_CONVERT = {
+    "int_value": lambda v: v.int_value,
+    "bool_value": lambda v: v.bool_value,
+    "double_value": lambda v: v.double_value,
+    "array_value": _array,
+    "kvlist_value": _kvlist,
+    "bytes_value": _bytes,
+}
 
 
 def any_value(value: Any) -> Any:
-    """An OTLP AnyValue as a plain Python value (kvlists become dicts)."""
+    """An OTLP AnyValue as a plain Python value (kvlists become dicts, bytes base64 text)."""
     kind = value.WhichOneof("value")
     if kind == "string_value":
-        return _text(value.string_value)
-    if kind == "int_value":
-        return value.int_value
-    if kind == "bool_value":
-        return value.bool_value
-    if kind == "double_value":
-        return value.double_value
-    if kind == "array_value":
-        return [any_value(v) for v in value.array_value.values]
-    if kind == "kvlist_value":
-        return attributes(value.kvlist_value.values)
-    if kind == "bytes_value":
-        return base64.b64encode(value.bytes_value).decode()
-    return None
+        return value.string_value
+    return _CONVERT[kind](value) if kind else None
 
 
 def attributes(key_values: Any) -> dict[str, Any]:
-    return {_text(kv.key): any_value(kv.value) for kv in key_values}
+    out = {}
+    for kv in key_values:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        # Most attribute values are strings: read them without a function call.
+        out[kv.key] = value.string_value if kind == "string_value" else _CONVERT[kind](value) if kind else None
+    return out
 
 
 def spans_from_request(request: Any) -> DecodedTraces:
@@ -236,8 +264,8 @@ def spans_from_request(request: Any) -> DecodedTraces:
     for resource_spans in request.resource_spans:
         resource = attributes(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
-            scope = _text(scope_spans.scope.name)
-            scope_version = _text(scope_spans.scope.version)
+            scope = scope_spans.scope.name
+            scope_version = scope_spans.scope.version
             for s in scope_spans.spans:
                 trace_id, span_id = s.trace_id, s.span_id
                 if len(trace_id) != 16 or trace_id == _ZERO_TRACE or len(span_id) != 8 or span_id == _ZERO_SPAN:
@@ -249,14 +277,14 @@ def spans_from_request(request: Any) -> DecodedTraces:
                         trace_id=trace_id.hex(),
                         span_id=span_id.hex(),
                         parent_id=parent.hex() if len(parent) == 8 and parent != _ZERO_SPAN else None,
-                        name=_text(s.name),
+                        name=s.name,
                         kind=s.kind,
                         start_ns=s.start_time_unix_nano,
                         end_ns=s.end_time_unix_nano,
                         status_code=s.status.code,
-                        status_message=_text(s.status.message),
+                        status_message=s.status.message,
                         attributes=attributes(s.attributes),
-                        events=[Event(_text(e.name), e.time_unix_nano, attributes(e.attributes)) for e in s.events],
+                        events=[Event(e.name, e.time_unix_nano, attributes(e.attributes)) for e in s.events],
                         resource=resource,
                         scope=scope,
                         scope_version=scope_version,
@@ -275,7 +303,7 @@ def log_events_from_request(request: Any) -> DecodedLogs:
             for record in scope_logs.log_records:
                 out.received += 1
                 attrs = attributes(record.attributes)
-                name = _text(record.event_name) or attrs.get("event.name") or ""
+                name = record.event_name or attrs.get("event.name") or ""
                 if not isinstance(name, str) or not name.startswith("gen_ai."):
                     dropped["not_genai"] = dropped.get("not_genai", 0) + 1
                     continue

@@ -19,6 +19,8 @@ from otelgrade.spans import Span
 
 NAME = "traceloop"
 
+# Flattened messages always start at index 0, so these keys tell the format without scanning every key.
+_FLAT_FIRST = tuple(f"gen_ai.{side}.0.{field}" for side in ("prompt", "completion") for field in ("role", "content"))
 _FLAT = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 
 
@@ -29,7 +31,7 @@ def read(span: Span) -> RunFacts | LLMFacts | ToolFacts | None:
         return agent(span)
     if kind == "tool":
         return tool(span)
-    if "llm.request.type" in attrs or any(k.startswith(("gen_ai.prompt.", "gen_ai.completion.")) for k in attrs):
+    if "llm.request.type" in attrs or any(key in attrs for key in _FLAT_FIRST):
         if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
             return genai.llm(span)
         return llm(span)
