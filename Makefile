@@ -5,5 +5,5 @@ test:  ## install what the tests need, then lint, type-check and run the whole s
 serve:  ## run the service on the embedded default config
 	python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/otelgrade serve
 
-bench:  ## end-to-end throughput against the decode floor (see bench/README.md)
-	.venv/bin/python bench/run.py
+bench:  ## end-to-end throughput against the decode floor (prints a table; see bench/run.py)
+	.venv/bin/python -m bench.run
