@@ -304,9 +304,12 @@ async def _start_judges(config: Config, metrics: Metrics) -> Any:
     except ImportError:
         log.warning("judge graders are disabled: otelgrade.judging is not available")
         return None
+    from otelgrade.graders import grader_type
+
+    judge_graders = [g.name for suite in config.suites for g in suite.graders if grader_type(g.type).judge]
     runner = JudgeRunner(config.judge, metrics)
     try:
-        await runner.start()
+        await runner.start(judge_graders)
     except Exception as exc:
         log.error("judge graders are disabled: the judge runner did not start: %s", exc)
         return None
