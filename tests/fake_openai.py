@@ -86,6 +86,7 @@ class FakeOpenAI:
     def stop(self) -> None:
         if self._runner is not None:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
+        asyncio.run_coroutine_threadsafe(self._cancel_pending(), self._loop).result(timeout=10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
         self._loop.close()
@@ -95,6 +96,14 @@ class FakeOpenAI:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    @staticmethod
+    async def _cancel_pending() -> None:
+        """Requests still held by a scripted delay are cancelled, not left for the loop to destroy."""
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     async def _start(self) -> None:
         app = web.Application()
