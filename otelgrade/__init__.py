@@ -1,11 +1,34 @@
-"""otelgrade: grade AI agent runs from their OpenTelemetry traces."""
+"""otelgrade: grade AI agent runs from their OpenTelemetry traces.
 
+The public API is re-exported here lazily, so that importing one submodule (the receivers, say)
+does not load every grader.
+"""
+
+from importlib import import_module
 from typing import Any
 
+__version__ = "0.1.0"
 
-def __getattr__(name: str) -> Any:  # lazy, so that importing a submodule does not load every grader
-    if name == "custom_grader":
-        from otelgrade.graders.custom import custom_grader
+_EXPORTS = {
+    "Trajectory": "otelgrade.trajectory",
+    "LLMCall": "otelgrade.trajectory",
+    "ToolCall": "otelgrade.trajectory",
+    "GradeResult": "otelgrade.graders",
+    "grader": "otelgrade.graders",
+    "build_grader": "otelgrade.graders",
+    "list_graders": "otelgrade.graders",
+    "custom_grader": "otelgrade.graders.custom",
+    "load_config": "otelgrade.config",
+    "Engine": "otelgrade.engine",
+    "Grade": "otelgrade.results",
+    "rebuild": "otelgrade.rebuild",
+    "read_inputs": "otelgrade.offline",
+}
 
-        return custom_grader
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'otelgrade' has no attribute {name!r}")

@@ -29,9 +29,13 @@ from prometheus_client.exposition import choose_encoder
 
 from otelgrade.assemble import Assembler, CompletedTrace
 from otelgrade.config import Config, load_config
+from otelgrade.engine import Engine, Sink
 from otelgrade.errors import ConfigError
+from otelgrade.graders import grader_type
+from otelgrade.judging import JudgeRunner
 from otelgrade.metrics import Metrics
 from otelgrade.receivers import GrpcReceiver, HttpReceiver, Ingest, split_address
+from otelgrade.sinks import make_sinks
 
 log = logging.getLogger("otelgrade")
 
@@ -85,9 +89,9 @@ class Server:
         self._pending: set[asyncio.Future[Any]] = set()
         self._reload_lock = asyncio.Lock()
         self._config_mtime = self._mtime()
-        self._sinks: Sequence[Any] = ()
-        self._judges: Any = None
-        self.engine: Any = None
+        self._sinks: Sequence[Sink] = list(make_sinks(config.sinks, self.metrics))
+        self._judges: JudgeRunner | None = None  # started on the loop, in serve()
+        self.engine = Engine(config, self.metrics, sinks=self._sinks)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -139,11 +143,7 @@ class Server:
         task.add_done_callback(self._pending.discard)
 
     async def _start_grading(self) -> None:
-        from otelgrade.engine import Engine
-
-        self._sinks = _make_sinks(self.config, self.metrics)
-        self._judges = await _start_judges(self.config, self.metrics)
-        self.engine = Engine(self.config, self.metrics, sinks=self._sinks, judges=self._judges)
+        self._judges = self.engine.judges = await _start_judges(self.config, self.metrics)
 
     async def _close_grading(self) -> None:
         """Wait for every queued trace to be graded, then close judges (answering queued runs) and sinks."""
@@ -291,21 +291,8 @@ class Server:
         return web.Response(status=503, text="not ready\n")
 
 
-def _make_sinks(config: Config, metrics: Metrics) -> list[Any]:
-    from otelgrade.sinks import make_sinks
-
-    return list(make_sinks(config.sinks, metrics))
-
-
-async def _start_judges(config: Config, metrics: Metrics) -> Any:
-    """The judge runner, or None when judging is unavailable (judge graders then grade `skipped`)."""
-    try:
-        from otelgrade.judging import JudgeRunner
-    except ImportError:
-        log.warning("judge graders are disabled: otelgrade.judging is not available")
-        return None
-    from otelgrade.graders import grader_type
-
+async def _start_judges(config: Config, metrics: Metrics) -> JudgeRunner | None:
+    """The judge runner, or None when it cannot start (judge graders then grade `skipped`)."""
     judge_graders = [g.name for suite in config.suites for g in suite.graders if grader_type(g.type).judge]
     runner = JudgeRunner(config.judge, metrics)
     try:
