@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders import GraderSpec, build_grader, grader_type, native_shapes
+from otelgrade.graders import GraderSpec, build_grader, grader_type, list_graders, native_shapes
 from otelgrade.judging import JudgeSettings
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
@@ -219,7 +219,7 @@ def grader_specs(
 
 def _otelgrade_spec(block: Mapping[str, Any], key: str | None) -> GraderSpec:
     if "type" not in block:
-        raise ConfigError("a grader needs a `type`, one of: " + ", ".join(_known_types()), "type")
+        raise ConfigError("a grader needs a `type`, one of: " + ", ".join(list_graders()), "type")
     type_name = grader_type(str(block["type"])).name
     params = {k: v for k, v in block.items() if k not in _GRADER_KEYS}
     for nested in ("config", "params"):
@@ -233,20 +233,19 @@ def _otelgrade_spec(block: Mapping[str, Any], key: str | None) -> GraderSpec:
     )
 
 
-def _known_types() -> list[str]:
-    from otelgrade.graders import list_graders
-
-    return list_graders()
-
-
 def _native_file(doc: dict[str, Any]) -> dict[str, Any] | None:
     """A reference system's whole config file, read as one suite (None for otelgrade's own shape)."""
     if "suites" in doc or any(k in doc for k in ("receivers", "assembly", "sinks")):
         return None
     name = str(doc.get("name") or "default")
-    if "stimuli" in doc:  # vally eval spec: graders per stimulus
-        graders = [g for s in doc["stimuli"] or [] if isinstance(s, Mapping) for g in s.get("graders") or []]
-        return {"suites": [{"name": name, "graders": graders}]}
+    if "stimuli" in doc:  # vally eval spec: one suite per stimulus, so grader names stay unique per suite
+        stimuli = [s for s in doc["stimuli"] or [] if isinstance(s, Mapping)]
+        return {
+            "suites": [
+                {"name": str(s.get("name") or f"{name}-{i}"), "graders": s.get("graders") or []}
+                for i, s in enumerate(stimuli)
+            ]
+        }
     if "expected" in doc or isinstance(doc.get("turns"), list):  # evaldeck test case: one combined grader
         case = {k: doc[k] for k in ("expected", "graders", "turns") if k in doc}
         return {"suites": [{"name": name, "graders": [{"name": "expected", **case}]}]}

@@ -172,7 +172,7 @@ def test_max_repeat() -> None:
     assert grade("max-repeat", {"max": 2, "match": "name-args"}, looping).passed
 
 
-def test_a_vally_eval_spec_loads_as_one_suite() -> None:
+def test_a_vally_eval_spec_loads_as_one_suite_per_stimulus() -> None:
     spec = {
         "name": "coding",
         "stimuli": [
@@ -180,12 +180,15 @@ def test_a_vally_eval_spec_loads_as_one_suite() -> None:
             {
                 "name": "b",
                 "prompt": "test it",
-                "graders": [{"type": "output-contains", "config": {"substring": "ok"}, "name": "says-ok"}],
+                "graders": [
+                    {"type": "tool-calls", "config": {"required": ["pytest"]}},
+                    {"type": "output-contains", "config": {"substring": "ok"}, "name": "says-ok"},
+                ],
             },
         ],
     }
-    [suite] = parse_config(spec).suites
-    assert [(g.type, g.name) for g in suite.graders] == [
-        ("vally.tool-calls", "tool-calls"),
-        ("vally.output-contains", "says-ok"),
+    suites = parse_config(spec).suites
+    assert [(s.name, [(g.type, g.name) for g in s.graders]) for s in suites] == [
+        ("a", [("vally.tool-calls", "tool-calls")]),
+        ("b", [("vally.tool-calls", "tool-calls"), ("vally.output-contains", "says-ok")]),
     ]
