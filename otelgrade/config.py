@@ -20,19 +20,19 @@ from otelgrade.errors import ConfigError
 from otelgrade.graders import GraderSpec, build_grader, grader_type, list_graders, native_shapes
 from otelgrade.judging import JudgeSettings
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, None: 1.0}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
 def parse_duration(value: Any) -> float:
-    """`2s`, `150ms`, `10m`, `1h` or a number of seconds -> seconds."""
+    """`2s`, `150ms`, `10m`, `1h`, `1d` or a number of seconds -> seconds."""
     if isinstance(value, bool):
         raise ValueError("a duration must be a number of seconds or a string such as '2s', '500ms', '10m'")
     if isinstance(value, int | float):
         return float(value)
     match = _DURATION.match(str(value))
     if not match:
-        raise ValueError(f"{value!r} is not a duration; write e.g. '2s', '500ms', '10m' or a number of seconds")
+        raise ValueError(f"{value!r} is not a duration; write e.g. '2s', '500ms', '10m', '1d' or a number of seconds")
     return float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
 
 
