@@ -7,6 +7,9 @@ was encoded by the real client libraries.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -118,3 +121,25 @@ def replay_folder(folder: Path, span_exporter: Any, log_exporter: Any) -> int:
             result = span_exporter.export(spans)
         assert result.name == "SUCCESS", f"export of {path} failed: {result}"
     return sent
+
+
+def grade_offline(config_path: Path, inputs: list[Path]) -> list[dict[str, Any]]:
+    """`otelgrade grade --format json` on the same files, as a CI job would run it: one dict per grade."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "otelgrade",
+            "grade",
+            "--config",
+            str(config_path),
+            "--format",
+            "json",
+            *map(str, inputs),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]

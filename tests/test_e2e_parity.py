@@ -4,16 +4,13 @@ offline from the same files, with a config of several suites and one grader of e
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from otelgrade.decode import decode_traces
-from tests.replay import exporters, replay_folder
+from tests.replay import exporters, grade_offline, replay_folder
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -74,24 +71,7 @@ def test_serve_and_grade_agree_on_every_fixture(serve, tmp_path):
     server = serve({"suites": SUITES, "assembly": {"settle": "300ms", "idle_timeout": "5s"}})
     server.write_config(server.config)
 
-    offline = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "otelgrade",
-            "grade",
-            "--config",
-            str(server.config_path),
-            "--format",
-            "json",
-            *map(str, folders),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert offline.returncode in (0, 1), offline.stderr
-    offline_grades = [json.loads(line) for line in offline.stdout.splitlines()]
+    offline_grades = grade_offline(server.config_path, folders)
     expected = Counter((g["suite"], g["grader"], g["outcome"]) for g in offline_grades)
     assert {outcome for _, _, outcome in expected} >= {"pass", "fail"}  # the config really discriminates
     assert {suite for suite, _, _ in expected} == {"all", "booking", "pydantic"}

@@ -4,14 +4,12 @@ the same runs are sampled and each gets the same verdict from the (fake) judge m
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.replay import exporters, replay_folder
+from tests.replay import exporters, grade_offline, replay_folder
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -49,27 +47,11 @@ def test_rubric_outcomes_are_the_same_online_and_offline(serve, monkeypatch):
             "assembly": {"settle": "300ms"},
         }
         server = serve(config)
-        offline = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "otelgrade",
-                "grade",
-                "--config",
-                str(server.config_path),
-                "--format",
-                "json",
-                *map(str, folders),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
-        assert offline.returncode in (0, 1), offline.stderr
-        expected = outcomes([json.loads(line) for line in offline.stdout.splitlines()])
+        offline_grades = grade_offline(server.config_path, folders)
+        expected = outcomes(offline_grades)
         by_outcome = Counter(outcome for *_, outcome in expected.elements())
         assert by_outcome["pass"] and by_outcome["fail"] and by_outcome["skipped"]  # sampled, and discriminating
-        errors = [g for g in map(json.loads, offline.stdout.splitlines()) if g["outcome"] == "error"]
+        errors = [g for g in offline_grades if g["outcome"] == "error"]
         # Only runs that ended without an answer may be errors (nothing to judge); never a judge failure.
         assert all(g["rationale"].startswith("nothing to grade") for g in errors), errors
         requests_offline = len(fake.requests)

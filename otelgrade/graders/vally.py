@@ -15,7 +15,7 @@ from typing import Any, Literal
 from otelgrade.errors import ConfigError
 from otelgrade.graders.base import GradeFn, GradeResult, GraderSpec, grader, native_shape
 from otelgrade.graders.jsregex import JsRegex, JsRegexError, compile_prefixed, js_stringify
-from otelgrade.trajectory import ToolCall, Trajectory, content_text
+from otelgrade.trajectory import ToolCall, Trajectory
 
 _ROLES = ("required", "disallowed", "sequence")
 _FIELDS = ("name", "command", "path", "args", "pattern", "result", "min_count", "final", "at_step", "before_step")
@@ -234,7 +234,7 @@ def output_not_matches(pattern: str) -> GradeFn:
 
 def assistant_messages(trajectory: Trajectory) -> list[str]:
     """Every assistant message's text, oldest first (the transcript vally's transcript graders read)."""
-    return [content_text(m.get("content")) for m in trajectory.messages if m.get("role") == "assistant"]
+    return trajectory.assistant_texts()
 
 
 def _transcript(substring: str, case_sensitive: bool, negate: bool) -> GradeFn:
