@@ -1,20 +1,71 @@
-"""`Grade`: one grader's verdict on one run, as sinks write it and metrics count it."""
+"""What grading produces: a grader's `GradeResult` on one run, and the `Grade` record sinks write and metrics count.
+
+A leaf, so the judge client, the graders and the sinks share one vocabulary without importing each other.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+Outcome = Literal["pass", "fail", "error", "skipped"]
+OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "error", "skipped")
+
+
+class GradeResult(BaseModel):
+    """What one grader said about one run. `error` and `skipped` are never counted as failures."""
+
+    model_config = ConfigDict(frozen=True)
+
+    score: float | None
+    passed: bool
+    outcome: Outcome
+    rationale: str = ""
+    metadata: dict[str, Any] = {}
+
+    @classmethod
+    def check(cls, passed: bool, rationale: str = "", score: float | None = None, **metadata: Any) -> GradeResult:
+        """A pass/fail verdict; the score defaults to 1.0 or 0.0."""
+        if score is None:
+            score = 1.0 if passed else 0.0
+        return cls(
+            score=score, passed=passed, outcome="pass" if passed else "fail", rationale=rationale, metadata=metadata
+        )
+
+    @classmethod
+    def scored(cls, score: float, threshold: float, rationale: str = "", **metadata: Any) -> GradeResult:
+        """A continuous score that passes at `threshold` or above."""
+        return cls.check(score >= threshold, rationale, score, **metadata)
+
+    @classmethod
+    def error(cls, rationale: str, **metadata: Any) -> GradeResult:
+        return cls(score=None, passed=False, outcome="error", rationale=rationale, metadata=metadata)
+
+    @classmethod
+    def skipped(cls, rationale: str, **metadata: Any) -> GradeResult:
+        return cls(score=None, passed=False, outcome="skipped", rationale=rationale, metadata=metadata)
+
+    def at_threshold(self, threshold: float | None) -> GradeResult:
+        """The same result judged again at `threshold`; verdicts without a score, errors and skips stay."""
+        if threshold is None or self.score is None or self.outcome not in ("pass", "fail"):
+            return self
+        passed = self.score >= threshold
+        return self.model_copy(update={"passed": passed, "outcome": "pass" if passed else "fail"})
 
 
 @dataclass(slots=True)
 class Grade:
+    """One grader's verdict on one run, with where it came from: the unit sinks write and metrics count."""
+
     trace_id: str
     span_id: str
     suite: str
     grader: str
     score: float | None
     passed: bool
-    outcome: str  # pass | fail | error | skipped
+    outcome: Outcome
     rationale: str
     grader_type: str = ""
     agent_name: str | None = None
