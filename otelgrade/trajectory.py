@@ -56,19 +56,28 @@ class Trajectory(BaseModel):
 
 
 def content_text(content: Any) -> str:
-    """Message content as text: a string as is, a list of parts joined with a space."""
+    """Message content as text, "" when it has none: the one rule for graders and the rebuild.
+
+    A string as is; a list of parts (or a single part dict) gives its non-empty text parts joined
+    with a space, as letta-evals' extractors join them. A part is a string, or a dict whose `text`
+    (else `content`) is a string, unless it is typed as something other than text (`tool_result`,
+    `image_url`, ...) and has no `text` key.
+    """
     if content is None:
         return ""
     if isinstance(content, str):
         return content
+    if isinstance(content, dict):
+        content = [content]
     if isinstance(content, list):
         texts = []
         for part in content:
-            if isinstance(part, str):
+            if isinstance(part, dict) and (part.get("type") in _TEXT_TYPES or "text" in part):
+                part = part.get("text", part.get("content"))
+            if isinstance(part, str) and part:
                 texts.append(part)
-            elif isinstance(part, dict):
-                text = part.get("text", part.get("content"))
-                if isinstance(text, str):
-                    texts.append(text)
         return " ".join(texts)
     return str(content)
+
+
+_TEXT_TYPES = (None, "text", "input_text", "output_text")

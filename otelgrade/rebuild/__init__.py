@@ -1,14 +1,16 @@
 """Rebuild agent-run trajectories from spans, whatever instrumentation wrote them.
 
-One module per convention (`genai`, `pydantic_ai`, `openinference`, `traceloop`, `vercel`)
-reads facts off single spans; `runs` assembles them into `Trajectory` records.
+Each convention ("dialect") is one module of `dialects/`, found automatically: it detects its
+spans, reads facts off them (`facts`) and converts its own message format. `runs` picks the runs
+and assembles `Trajectory` records, with `tool_calls` matching requested calls to executions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from otelgrade.rebuild.runs import DIALECTS, classify, rebuild_trace
+from otelgrade.rebuild.dialects import DIALECTS, classify
+from otelgrade.rebuild.runs import rebuild_trace
 from otelgrade.spans import LogEvent, Span
 from otelgrade.trajectory import Trajectory
 

@@ -1,7 +1,7 @@
-"""What a dialect reads off one span: the facts of an LLM call, a tool execution or an agent run.
+"""The records passed from dialects to assembly: facts of an LLM call, a tool execution or an agent run.
 
-Dialect modules turn spans into these records; `runs.py` assembles them into trajectories.
-Messages are already OpenAI-style dicts here (role, content, tool_calls, tool_call_id).
+Dialect modules turn spans into these; `runs.py` numbers LLM calls into `Step`s and assembles
+trajectories. Messages are already OpenAI-style dicts here (role, content, tool_calls, tool_call_id).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from otelgrade.rebuild.messages import function_of, parse_json_maybe
+from otelgrade.spans import Span
 
 
 @dataclass(slots=True)
@@ -51,6 +52,19 @@ class RunFacts:
     messages: list[dict[str, Any]] = field(default_factory=list)
     handed_off_from: str | None = None  # the agent name this run took over from (handoff), if recorded
     fallback_input: str | None = None  # a guess at the request (e.g. a function argument), used last
+
+
+Facts = RunFacts | LLMFacts | ToolFacts
+
+
+@dataclass(slots=True)
+class Step:
+    """One LLM call of a run: its 1-based position and the tool calls its response requested."""
+
+    index: int
+    span: Span
+    facts: LLMFacts
+    calls: list[RequestedCall] = field(default_factory=list)
 
 
 def requested_calls(messages: list[dict[str, Any]]) -> list[RequestedCall]:

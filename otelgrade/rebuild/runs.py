@@ -13,79 +13,24 @@ records whom it took over from) sets `parent_span_id` the same way.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from otelgrade.rebuild import genai, openinference, pydantic_ai, traceloop, vercel
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.facts import LLMFacts, RequestedCall, RunFacts, ToolFacts, requested_calls
-from otelgrade.rebuild.fields import is_error, text
+from otelgrade.rebuild.dialects import DIALECTS, Classified, classify
+from otelgrade.rebuild.facts import LLMFacts, RunFacts, Step, ToolFacts, requested_calls
+from otelgrade.rebuild.span_readers import is_error, text
+from otelgrade.rebuild.tool_calls import tool_calls
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import STATUS_OK, LogEvent, Span
-from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
-
-Facts = RunFacts | LLMFacts | ToolFacts
-Reader = Callable[[Span], Facts | None]
-
-# Most specific first: the generic GenAI reader claims whatever the others leave.
-DIALECTS: tuple[tuple[str, Reader], ...] = (
-    (openinference.NAME, openinference.read),
-    (vercel.NAME, vercel.read),
-    (pydantic_ai.NAME, pydantic_ai.read),
-    (traceloop.NAME, traceloop.read),
-    (genai.NAME, genai.read),
-)
+from otelgrade.trajectory import LLMCall, Trajectory
 
 # Run-span attributes that hold whole conversations or schemas: kept out of `attributes`.
-_BLOBS = frozenset(
-    {
-        "gen_ai.input.messages",
-        "gen_ai.output.messages",
-        "gen_ai.system_instructions",
-        "gen_ai.tool.definitions",
-        "pydantic_ai.all_messages",
-        "all_messages_events",
-        "events",
-        "model_request_parameters",
-        "logfire.json_schema",
-        "ai.prompt",
-        "ai.prompt.messages",
-        "ai.prompt.tools",
-        "input.value",
-        "output.value",
-    }
-)
-_BLOB_PREFIXES = ("llm.input_messages.", "llm.output_messages.", "gen_ai.prompt.", "gen_ai.completion.")
+_BLOBS = frozenset().union(*(d.blobs for d in DIALECTS))
+_BLOB_PREFIXES = tuple(p for d in DIALECTS for p in d.blob_prefixes)
+_AGENT_NAME_KEYS = tuple(dict.fromkeys(k for d in DIALECTS for k in d.agent_name_keys))
 GROUND_TRUTH = "otelgrade.ground_truth"
-
-
-@dataclass(slots=True)
-class _Classified:
-    dialect: str
-    facts: Facts
-
-
-@dataclass(slots=True)
-class _Step:
-    index: int
-    span: Span
-    facts: LLMFacts
-    calls: list[RequestedCall] = field(default_factory=list)
-
-
-def classify(span: Span) -> _Classified | None:
-    """The first dialect that recognises the span, with what it read. Never raises."""
-    for name, reader in DIALECTS:
-        try:
-            facts = reader(span)
-        except Exception:  # a span no reader anticipated must not cost the run
-            continue
-        if facts is not None:
-            return _Classified(name, facts)
-    return None
 
 
 def rebuild_trace(spans: Sequence[Span], logs: Sequence[LogEvent] = ()) -> list[Trajectory]:
@@ -118,7 +63,7 @@ def rebuild_trace(spans: Sequence[Span], logs: Sequence[LogEvent] = ()) -> list[
     return out
 
 
-def _run_roots(tree: Tree, classified: dict[str, _Classified], agents: set[str]) -> list[str]:
+def _run_roots(tree: Tree, classified: dict[str, Classified], agents: set[str]) -> list[str]:
     roots = []
     stop = frozenset(agents)
     for sid in sorted(agents, key=tree.order.__getitem__):
@@ -130,18 +75,21 @@ def _run_roots(tree: Tree, classified: dict[str, _Classified], agents: set[str])
     return roots
 
 
-def _run_facts(classified: dict[str, _Classified], root: str) -> RunFacts:
+def _run_facts(classified: dict[str, Classified], root: str) -> RunFacts:
     found = classified.get(root)
     return found.facts if found is not None and isinstance(found.facts, RunFacts) else RunFacts()
 
 
 def _trajectory(
-    tree: Tree, classified: dict[str, _Classified], root: str, region: list[str], parent: str | None
+    tree: Tree, classified: dict[str, Classified], root: str, region: list[str], parent: str | None
 ) -> Trajectory:
     span = tree.spans[root]
     run = _run_facts(classified, root)
     steps = _steps(tree, classified, region)
-    tools = _tool_calls(tree, classified, region, steps)
+    executions = [
+        (tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, ToolFacts)
+    ]
+    tools = tool_calls(tree, executions, steps)
     messages = _messages(run, steps)
 
     first_input = steps[0].facts.input_messages if steps else []
@@ -190,124 +138,16 @@ def _trajectory(
     )
 
 
-def _steps(tree: Tree, classified: dict[str, _Classified], region: list[str]) -> list[_Step]:
+def _steps(tree: Tree, classified: dict[str, Classified], region: list[str]) -> list[Step]:
     calls = [(tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)]
     # Node.js timestamps are whole milliseconds: a growing history breaks ties between calls.
     calls.sort(key=lambda sf: (sf[0].start_ns, len(sf[1].input_messages), sf[0].end_ns, tree.order[sf[0].span_id]))
     return [
-        _Step(i, span, facts, requested_calls(facts.output_messages)) for i, (span, facts) in enumerate(calls, start=1)
+        Step(i, span, facts, requested_calls(facts.output_messages)) for i, (span, facts) in enumerate(calls, start=1)
     ]
 
 
-def _tool_calls(
-    tree: Tree, classified: dict[str, _Classified], region: list[str], steps: list[_Step]
-) -> list[ToolCall]:
-    """Tool calls ordered by the response that requested them, then their order in it.
-
-    Each requested call takes its execution span: by call id, else by name and equal arguments,
-    else by name alone, in order. Executions no response asked for (content not captured) are
-    placed by their parent LLM span, else by time, after that step's requested calls.
-    """
-    executions = [
-        (tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, ToolFacts)
-    ]
-    executions.sort(key=lambda sf: (sf[0].start_ns, tree.order[sf[0].span_id]))
-    requested = [(step, i, call) for step in steps for i, call in enumerate(step.calls)]
-    matched: dict[int, int] = {}  # requested index -> execution index
-    used: set[int] = set()
-
-    def match(rule: Callable[[RequestedCall, ToolFacts], bool]) -> None:
-        for r, (_, _, call) in enumerate(requested):
-            if r in matched:
-                continue
-            for e, (_, facts) in enumerate(executions):
-                if e not in used and rule(call, facts):
-                    matched[r] = e
-                    used.add(e)
-                    break
-
-    by_id: dict[str, list[int]] = {}
-    for e, (_, facts) in enumerate(executions):
-        if facts.call_id:
-            by_id.setdefault(facts.call_id, []).append(e)
-    for r, (_, _, call) in enumerate(requested):  # by call id first, without a quadratic scan
-        candidates = [e for e in by_id.get(call.call_id or "", ()) if e not in used]
-        if candidates:
-            matched[r] = candidates[0]
-            used.add(candidates[0])
-    match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name and _same_args(c.arguments, f.arguments))
-    match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name)
-
-    results = _conversation_results(steps)
-    ordered: list[tuple[tuple[int, int, int, int], ToolCall]] = []
-    for r, (step, i, call) in enumerate(requested):
-        execution = executions[matched[r]] if r in matched else None
-        if execution is None:
-            tc = ToolCall(
-                name=call.name,
-                call_id=call.call_id,
-                arguments=call.arguments,
-                step=step.index,
-                result=results.get(call.call_id) if call.call_id else None,
-            )
-        else:
-            span, facts = execution
-            tc = ToolCall(
-                name=call.name,
-                call_id=call.call_id or facts.call_id,
-                arguments=call.arguments if call.arguments is not None else facts.arguments,
-                result=facts.result if facts.result is not None or facts.error else results.get(call.call_id or ""),
-                error=facts.error,
-                step=step.index,
-                span_id=span.span_id,
-            )
-        ordered.append(((step.index, 0, i, 0), tc))
-    step_of_span = {s.span.span_id: s.index for s in steps}
-    for e, (span, facts) in enumerate(executions):
-        if e in used:
-            continue
-        step_index = next((step_of_span[a] for a in tree.ancestors(span.span_id) if a in step_of_span), None)
-        if step_index is None:
-            step_index = sum(1 for s in steps if s.span.start_ns <= span.start_ns)
-        tc = ToolCall(
-            name=facts.name,
-            call_id=facts.call_id,
-            arguments=facts.arguments,
-            result=facts.result,
-            error=facts.error,
-            step=step_index,
-            span_id=span.span_id,
-        )
-        ordered.append(((step_index, 1, span.start_ns, tree.order[span.span_id]), tc))
-    ordered.sort(key=lambda kv: kv[0])
-    return [tc for _, tc in ordered]
-
-
-def _same_args(a: Any, b: Any) -> bool:
-    return _canonical(a) == _canonical(b)
-
-
-def _canonical(value: Any) -> Any:
-    value = msg.parse_json_maybe(value)
-    if isinstance(value, str):
-        return value.strip()
-    try:
-        return json.dumps(value, sort_keys=True)
-    except (TypeError, ValueError):
-        return repr(value)
-
-
-def _conversation_results(steps: list[_Step]) -> dict[str, str]:
-    """Tool results by call id, as later model requests show them."""
-    out: dict[str, str] = {}
-    for step in steps:
-        for m in step.facts.input_messages:
-            if m.get("role") == "tool" and m.get("tool_call_id") and isinstance(m.get("content"), str):
-                out.setdefault(m["tool_call_id"], m["content"])
-    return out
-
-
-def _messages(run: RunFacts, steps: list[_Step]) -> list[dict[str, Any]]:
+def _messages(run: RunFacts, steps: list[Step]) -> list[dict[str, Any]]:
     """The whole conversation: the longer of the run span's history and the last model call's
     input plus output (a failed run's history often stops before its last response)."""
     last = next((s for s in reversed(steps) if s.facts.input_messages or s.facts.output_messages), None)
@@ -337,7 +177,7 @@ def _status(span: Span) -> tuple[str, str | None]:
     return "error", text(span.attributes.get("error.type")) or "error"
 
 
-def _majority_dialect(classified: dict[str, _Classified], region: list[str]) -> str:
+def _majority_dialect(classified: dict[str, Classified], region: list[str]) -> str:
     counts: dict[str, int] = {}
     for s in region:
         if s in classified:
@@ -348,7 +188,7 @@ def _majority_dialect(classified: dict[str, _Classified], region: list[str]) -> 
 def _agent_name_in(tree: Tree, region: list[str]) -> str | None:
     for s in region:
         attrs = tree.spans[s].attributes
-        for key in ("gen_ai.agent.name", "agent.name", "agent_name"):
+        for key in _AGENT_NAME_KEYS:
             if isinstance(attrs.get(key), str) and attrs[key]:
                 return str(attrs[key])
     return None
@@ -366,10 +206,7 @@ def _ground_truth(tree: Tree, root: str) -> Any:
     for sid in (root, *tree.ancestors(root)):
         value = tree.spans[sid].attributes.get(GROUND_TRUTH)
         if value is not None:
-            if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
-                parsed = msg.loads(value)
-                return value if parsed is None else parsed
-            return value
+            return msg.parse_json_maybe(value)
     return tree.spans[root].resource.get(GROUND_TRUTH)
 
 

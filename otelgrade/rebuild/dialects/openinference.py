@@ -3,7 +3,8 @@
 LLM messages are flattened (`llm.input_messages.N.message.{role,content,tool_calls.M.tool_call.*}`);
 `input.value` / `output.value` often repeat them as JSON, which is preferred when it is a list of
 chat messages (the flattened form can drop tool-call arguments). Tool spans carry `tool.name`,
-`input.value` (arguments) and `output.value` (result), usually without a call id.
+`input.value` (arguments) and `output.value` (result), usually without a call id. Flattened
+messages are rebuilt here; the JSON ones are OpenAI chat messages (`messages.from_openai`).
 """
 
 from __future__ import annotations
@@ -12,18 +13,22 @@ import re
 from typing import Any
 
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.facts import LLMFacts, RunFacts, ToolFacts
-from otelgrade.rebuild.fields import first, integer, is_error, text
+from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.span_readers import first, integer, is_error, text
 from otelgrade.spans import Span
-
-NAME = "openinference"
+from otelgrade.trajectory import content_text
 
 _FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
 _CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(.+)$")
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
 
 
-def read(span: Span) -> RunFacts | LLMFacts | ToolFacts | None:
+def detect(span: Span) -> bool:
+    return "openinference.span.kind" in span.attributes
+
+
+def read(span: Span) -> Facts | None:
     kind = span.attributes.get("openinference.span.kind")
     if not isinstance(kind, str):
         return None
@@ -117,7 +122,7 @@ def _flat_messages(items: dict[int, dict[str, Any]]) -> list[msg.Message]:
             for _, c in sorted(calls.items())
         ]
         role = text(fields.get("role")) or "assistant"
-        content = text(fields.get("content")) or msg.join_texts(v for _, v in sorted(contents.items()))
+        content = text(fields.get("content")) or content_text([v for _, v in sorted(contents.items())]) or None
         extra = {"tool_call_id": text(fields.get("tool_call_id"))} if role == "tool" else {}
         out.append(msg.message(role, content, tool_calls, **extra))
     return out
@@ -143,3 +148,14 @@ def _finish_reason(attrs: dict[str, Any]) -> str | None:
             if isinstance(choice, dict) and isinstance(choice.get("finish_reason"), str):
                 return str(choice["finish_reason"])
     return None
+
+
+DIALECT = Dialect(
+    name="openinference",
+    priority=10,
+    detect=detect,
+    read=read,
+    blobs=frozenset({"input.value", "output.value"}),
+    blob_prefixes=("llm.input_messages.", "llm.output_messages."),
+    agent_name_keys=("agent.name",),
+)

@@ -1,4 +1,4 @@
-"""Small readers for span attributes and events, shared by the dialect modules."""
+"""Small readers of span attributes and events (and of attribute values), shared by the dialects."""
 
 from __future__ import annotations
 
@@ -16,7 +16,13 @@ def first(attrs: dict[str, Any], *keys: str) -> Any:
     return None
 
 
+def has_any(attrs: dict[str, Any], keys: tuple[str, ...]) -> bool:
+    """Whether any of `keys` is present (no generator: called for every span)."""
+    return not attrs.keys().isdisjoint(keys)
+
+
 def text(value: Any) -> str | None:
+    """A value as text; None and "" are no text."""
     if value is None or value == "":
         return None
     return value if isinstance(value, str) else str(value)

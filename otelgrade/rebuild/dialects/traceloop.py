@@ -11,31 +11,40 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from otelgrade.rebuild import genai
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.facts import LLMFacts, RunFacts, ToolFacts
-from otelgrade.rebuild.fields import first, first_text, integer, is_error, text
+from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.dialects import genai
+from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.span_readers import first, first_text, has_any, integer, is_error, text
 from otelgrade.spans import Span
-
-NAME = "traceloop"
+from otelgrade.trajectory import content_text
 
 # Flattened messages always start at index 0, so these keys tell the format without scanning every key.
 _FLAT_FIRST = tuple(f"gen_ai.{side}.0.{field}" for side in ("prompt", "completion") for field in ("role", "content"))
 _FLAT = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 
 
-def read(span: Span) -> RunFacts | LLMFacts | ToolFacts | None:
+def detect(span: Span) -> bool:
+    attrs = span.attributes
+    return "traceloop.span.kind" in attrs or _is_llm(attrs)
+
+
+def read(span: Span) -> Facts | None:
     attrs = span.attributes
     kind = attrs.get("traceloop.span.kind")
     if kind in ("agent", "workflow"):
         return agent(span)
     if kind == "tool":
         return tool(span)
-    if "llm.request.type" in attrs or any(key in attrs for key in _FLAT_FIRST):
+    if _is_llm(attrs):
         if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
             return genai.llm(span)
         return llm(span)
     return None
+
+
+def _is_llm(attrs: dict[str, Any]) -> bool:
+    return "llm.request.type" in attrs or has_any(attrs, _FLAT_FIRST)
 
 
 def agent(span: Span) -> RunFacts:
@@ -98,8 +107,8 @@ def _flat_messages(items: dict[int, dict[str, Any]]) -> list[msg.Message]:
         extra = {"tool_call_id": text(fields.get("tool_call_id"))} if role == "tool" else {}
         content = fields.get("content")
         if isinstance(content, str) and content.lstrip()[:2] == "[{":
-            content = msg.text_of(msg.loads(content)) or content
-        out.append(msg.message(role, msg.text_of(content), tool_calls, **extra))
+            content = content_text(msg.loads(content)) or content
+        out.append(msg.message(role, content_text(content) or None, tool_calls, **extra))
     return out
 
 
@@ -124,3 +133,12 @@ def _entity_input_text(value: Any) -> str | None:
         strings = [v for v in arguments.values() if isinstance(v, str)]
         return strings[0] if len(strings) == 1 else None
     return None
+
+
+DIALECT = Dialect(
+    name="traceloop",
+    priority=40,
+    detect=detect,
+    read=read,
+    blob_prefixes=("gen_ai.prompt.", "gen_ai.completion."),
+)

@@ -3,32 +3,38 @@
 Format 2: `agent run` spans with `pydantic_ai.all_messages` and `final_result`, `running tool`
 spans with `tool_arguments` / `tool_response`. Format 1 also puts each chat call's messages in
 an `events` attribute (a JSON list of legacy GenAI events) and the run's in
-`all_messages_events`. Current formats are plain GenAI conventions (see `genai.py`).
+`all_messages_events`. Current formats are plain GenAI conventions, left to `genai.py` (whose
+message converters this dialect reuses).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from otelgrade.rebuild import genai
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.facts import LLMFacts, RunFacts, ToolFacts
-from otelgrade.rebuild.fields import first, is_error, text
+from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.dialects import genai
+from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.span_readers import first, has_any, is_error, text
 from otelgrade.spans import Span
 
-NAME = "pydantic-ai"
-
 _RUN_KEYS = ("pydantic_ai.all_messages", "all_messages_events", "final_result")
+_TOOL_KEYS = ("tool_arguments", "tool_response")
+_OWN_KEYS = (*_RUN_KEYS, *_TOOL_KEYS, "events")
 
 
-def read(span: Span) -> RunFacts | LLMFacts | ToolFacts | None:
+def detect(span: Span) -> bool:
+    return has_any(span.attributes, _OWN_KEYS)
+
+
+def read(span: Span) -> Facts | None:
     attrs = span.attributes
     op = attrs.get("gen_ai.operation.name")
     if op == "invoke_agent" or span.name == "agent run":
-        if any(key in attrs for key in _RUN_KEYS):
+        if has_any(attrs, _RUN_KEYS):
             return agent(span)
         return None
-    if op == "execute_tool" and ("tool_arguments" in attrs or "tool_response" in attrs):
+    if op == "execute_tool" and has_any(attrs, _TOOL_KEYS):
         return tool(span)
     if op in genai.LLM_OPERATIONS and "events" in attrs and "gen_ai.input.messages" not in attrs:
         return llm(span)
@@ -39,9 +45,9 @@ def agent(span: Span) -> RunFacts:
     attrs = span.attributes
     facts = genai.agent(span)
     facts.agent_name = text(first(attrs, "gen_ai.agent.name", "agent_name")) or facts.agent_name
-    history = msg.from_genai(msg.as_list(attrs.get("pydantic_ai.all_messages")))
+    history = genai.from_genai(msg.as_list(attrs.get("pydantic_ai.all_messages")))
     if not history:
-        inputs, outputs, _ = msg.from_events(_event_list(attrs.get("all_messages_events")))
+        inputs, outputs, _ = genai.from_events(_event_list(attrs.get("all_messages_events")))
         history = inputs + outputs
     history = genai.with_instructions(history, attrs.get("gen_ai.system_instructions"))
     facts.messages = history
@@ -54,7 +60,7 @@ def agent(span: Span) -> RunFacts:
 
 def llm(span: Span) -> LLMFacts:
     facts = genai.llm(span)
-    inputs, outputs, finish = msg.from_events(_event_list(span.attributes.get("events")))
+    inputs, outputs, finish = genai.from_events(_event_list(span.attributes.get("events")))
     facts.input_messages = inputs
     facts.output_messages = outputs
     facts.finish_reason = facts.finish_reason or finish
@@ -78,3 +84,15 @@ def _event_list(value: Any) -> list[tuple[str, dict[str, Any]]]:
         for item in msg.as_list(value)
         if isinstance(item, dict) and isinstance(item.get("event.name"), str)
     ]
+
+
+DIALECT = Dialect(
+    name="pydantic-ai",
+    priority=30,
+    detect=detect,
+    read=read,
+    blobs=frozenset(
+        {"pydantic_ai.all_messages", "all_messages_events", "events", "model_request_parameters", "logfire.json_schema"}
+    ),
+    agent_name_keys=("agent_name",),
+)
