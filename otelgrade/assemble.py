@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from otelgrade.config import Assembly
 from otelgrade.metrics import Metrics
+from otelgrade.settings import AssemblySettings
 from otelgrade.spans import LogEvent, Span
 
 Reason = Literal["complete", "idle", "max_duration", "evicted", "shutdown"]
@@ -62,8 +62,8 @@ class _Trace:
 
 
 class Assembler:
-    def __init__(self, settings: Assembly | None = None, metrics: Metrics | None = None) -> None:
-        self.settings = settings or Assembly()
+    def __init__(self, settings: AssemblySettings | None = None, metrics: Metrics | None = None) -> None:
+        self.settings = settings or AssemblySettings()
         self.metrics = metrics or Metrics()
         self._traces: dict[str, _Trace] = {}  # insertion order = age, oldest first
         self._heap: list[tuple[float, str]] = []
@@ -83,7 +83,7 @@ class Assembler:
     def spans_in_flight(self) -> int:
         return self._spans_held
 
-    def reconfigure(self, settings: Assembly) -> None:
+    def reconfigure(self, settings: AssemblySettings) -> None:
         """Apply new limits and timeouts to held traces too (the deadline heap is rebuilt)."""
         self.settings = settings
         self._heap = []

@@ -8,13 +8,13 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
 from otelgrade.config import Config, load_config
-from otelgrade.engine import Engine
 from otelgrade.errors import ConfigError, InputError
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
+from otelgrade.trajectory import Trajectory
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -100,28 +100,24 @@ def _grade(config_path: str | None, inputs: Sequence[str], fmt: str, out: TextIO
     return EXIT_FAILED if any(g.outcome in ("fail", "error") for g in grades) else EXIT_OK
 
 
-async def _grade_all(config: Config, trajectories: list[Any]) -> list[tuple[Any, list[Grade]]]:
-    judges = None
-    if any(g.type and _is_judge(g.type) for s in config.suites for g in s.graders):
-        from otelgrade.judging import JudgeRunner
+async def _grade_all(config: Config, trajectories: list[Trajectory]) -> list[tuple[Trajectory, list[Grade]]]:
+    """Grade every run as the server would, with judges' answers awaited."""
+    from otelgrade.export import Exporter
+    from otelgrade.grading import Grading, Suite
+    from otelgrade.judges.runner import JudgeRunner
 
-        judges = JudgeRunner(config.judge, Metrics())
-        await judges.start()
-    engine = Engine(config, judges=judges)
+    metrics = Metrics()
+    grading = Grading([Suite.build(s.name, s.match, s.graders) for s in config.suites], Exporter(metrics), metrics)
+    judges = JudgeRunner(config.judge, metrics)
+    await judges.start(grading.judge_graders())
+    grading.install([Suite.build(s.name, s.match, s.graders, judges) for s in config.suites])
     try:
-        return [(t, await engine.grade_offline(t)) for t in trajectories]
+        return [(t, await grading.grade_and_wait(t)) for t in trajectories]
     finally:
-        if judges is not None:
-            await judges.close()
+        await judges.close()
 
 
-def _is_judge(type_name: str) -> bool:
-    from otelgrade.graders import grader_type
-
-    return grader_type(type_name).judge
-
-
-def _print_report(runs: list[tuple[Any, list[Grade]]], out: TextIO) -> None:
+def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO) -> None:
     marks = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skipped": "SKIP"}
     for trajectory, grades in runs:
         out.write(

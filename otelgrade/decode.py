@@ -10,7 +10,7 @@ import base64
 import json
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from google.protobuf.message import DecodeError as _ProtoDecodeError
@@ -18,10 +18,8 @@ from google.protobuf.message import Message
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from otelgrade.receivers.base import Encoding, Signal
 from otelgrade.spans import Event, LogEvent, Span
-
-Encoding = Literal["protobuf", "json"]
-Signal = Literal["traces", "logs"]
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
@@ -188,7 +186,10 @@ def _lenient_type(signal: Signal) -> type[Message]:
         done.add(file_descriptor.name)
 
     add(root)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName(_REQUEST_TYPES[signal].DESCRIPTOR.full_name))
+    lenient: type[Message] = message_factory.GetMessageClass(
+        pool.FindMessageTypeByName(_REQUEST_TYPES[signal].DESCRIPTOR.full_name)
+    )
+    return lenient
 
 
 def _strings_to_bytes(message: descriptor_pb2.DescriptorProto) -> None:

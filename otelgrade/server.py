@@ -19,7 +19,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -29,13 +29,14 @@ from prometheus_client.exposition import choose_encoder
 
 from otelgrade.assemble import Assembler, CompletedTrace
 from otelgrade.config import Config, load_config
-from otelgrade.engine import Engine, Sink
 from otelgrade.errors import ConfigError
-from otelgrade.graders import grader_type
-from otelgrade.judging import JudgeRunner
+from otelgrade.export import Exporter
+from otelgrade.grading import Grading, Suite
+from otelgrade.ingest import Ingest
+from otelgrade.judges import DISABLED, JudgeClient
+from otelgrade.judges.runner import JudgeRunner
 from otelgrade.metrics import Metrics
-from otelgrade.receivers import GrpcReceiver, HttpReceiver, Ingest, split_address
-from otelgrade.sinks import make_sinks
+from otelgrade.receivers import Receiver, receiver_types, split_address
 
 log = logging.getLogger("otelgrade")
 
@@ -84,14 +85,25 @@ class Server:
             decode_executor=self._decoding,
             busy=self.grading_behind,
         )
-        self.grpc_port: int | None = None
-        self.http_port: int | None = None
+        self.ports: dict[str, int] = {}  # receiver name -> bound port
         self._pending: set[asyncio.Future[Any]] = set()
         self._reload_lock = asyncio.Lock()
         self._config_mtime = self._mtime()
-        self._sinks: Sequence[Sink] = list(make_sinks(config.sinks, self.metrics))
+        self.exporter = Exporter(self.metrics, [sink.build(self.metrics) for sink in config.sinks])
         self._judges: JudgeRunner | None = None  # started on the loop, in serve()
-        self.engine = Engine(config, self.metrics, sinks=self._sinks)
+        self.grading = Grading(self._suites(config), self.exporter, self.metrics, clock=clock)
+
+    @property
+    def grpc_port(self) -> int | None:
+        return self.ports.get("grpc")
+
+    @property
+    def http_port(self) -> int | None:
+        return self.ports.get("http")
+
+    def _suites(self, config: Config) -> list[Suite]:
+        judges: JudgeClient = self._judges if self._judges is not None else DISABLED
+        return [Suite.build(s.name, s.match, s.graders, judges) for s in config.suites]
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -103,7 +115,7 @@ class Server:
         try:
             await self._start_grading()
             metrics_runner = await self._start_metrics_endpoint()
-            grpc_receiver, http_receiver = await self._start_receivers(self.ingest)
+            receivers = await self._start_receivers()
         except Exception as exc:
             log.error("cannot start: %s", exc)
             await self._close_grading()
@@ -115,8 +127,7 @@ class Server:
 
         log.info("shutting down: refusing new requests, grading %d in-flight traces", self.assembler.traces_in_flight)
         self.ready = False
-        stops = [r.stop() for r in (grpc_receiver, http_receiver) if r is not None]
-        await asyncio.gather(*stops, return_exceptions=True)
+        await asyncio.gather(*(r.stop() for r in receivers), return_exceptions=True)
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
@@ -137,13 +148,15 @@ class Server:
         self._spawn_reload("SIGHUP")
 
     def _spawn_reload(self, why: str) -> None:
-        """Reload beside the tick loop, so completed traces keep flowing while the engine rebuilds."""
+        """Reload beside the tick loop, so completed traces keep flowing while the suites are rebuilt."""
         task = asyncio.ensure_future(self.reload(why))
         self._pending.add(task)
         task.add_done_callback(self._pending.discard)
 
     async def _start_grading(self) -> None:
-        self._judges = self.engine.judges = await _start_judges(self.config, self.metrics)
+        """Start the judge runner and rebuild the suites with it as their judges' client."""
+        self._judges = await _start_judges(self.config, self.metrics, self.grading.judge_graders())
+        self.grading.install(self._suites(self.config))
 
     async def _close_grading(self) -> None:
         """Wait for every queued trace to be graded, then close judges (answering queued runs) and sinks."""
@@ -155,28 +168,23 @@ class Server:
             except Exception:
                 log.exception("closing the judge runner failed")
         loop = asyncio.get_running_loop()
-        for sink in self._sinks:
-            try:
-                await loop.run_in_executor(self._grading, sink.flush)
-                await loop.run_in_executor(self._grading, sink.close)
-            except Exception:
-                log.exception("closing sink %s failed", type(sink).__name__)
+        try:
+            await loop.run_in_executor(self._grading, self.exporter.flush)
+            await loop.run_in_executor(self._grading, self.exporter.close)
+        except Exception:
+            log.exception("closing the sinks failed")
         self._grading.shutdown(wait=True)
         self._decoding.shutdown(wait=True)
 
-    async def _start_receivers(self, ingest: Ingest) -> tuple[GrpcReceiver | None, HttpReceiver | None]:
-        receivers = self.config.receivers
-        grpc_receiver = http_receiver = None
-        if receivers.grpc:
-            grpc_receiver = GrpcReceiver(ingest, receivers.max_request_bytes)
-            self.grpc_port = await grpc_receiver.start(receivers.grpc)
-            log.info("OTLP/gRPC listening on %s (port %d)", receivers.grpc, self.grpc_port)
-        if receivers.http:
-            host, port = split_address(receivers.http)
-            http_receiver = HttpReceiver(ingest)
-            self.http_port = await http_receiver.start(host, port)
-            log.info("OTLP/HTTP listening on %s:%d (/v1/traces, /v1/logs)", host, self.http_port)
-        return grpc_receiver, http_receiver
+    async def _start_receivers(self) -> list[Receiver]:
+        started: list[Receiver] = []
+        types = receiver_types()
+        for name, address in self.config.receiver_addresses().items():
+            receiver = types[name].factory(address, self.ingest)
+            self.ports[name] = await receiver.start()
+            started.append(receiver)
+            log.info("OTLP/%s listening on %s (port %d)", name, address, self.ports[name])
+        return started
 
     async def _start_metrics_endpoint(self) -> web.AppRunner | None:
         endpoint = self.config.metrics.endpoint
@@ -230,12 +238,12 @@ class Server:
         self._backlog -= count
 
     def _grade_batch(self, completed: list[CompletedTrace]) -> None:
-        engine = self.engine
+        grading = self.grading
         for trace in completed:
             if not trace.spans:
                 continue  # log records whose spans never came: nothing to rebuild
             try:
-                engine.handle_trace(trace.spans, trace.logs, last_seen=trace.last_seen)
+                grading.grade_trace(trace.spans, trace.logs, last_seen=trace.last_seen)
             except Exception:
                 log.exception("grading trace %s failed", trace.trace_id)
 
@@ -258,7 +266,8 @@ class Server:
                 return False
             try:
                 config = load_config(self.config_path)
-                await asyncio.get_running_loop().run_in_executor(self._grading, self.engine.reload, config)
+                suites = self._suites(config)
+                await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.install, suites)
             except Exception as exc:
                 self.metrics.config_reloads.labels("refused").inc()
                 log.error("config reload (%s) refused, the running config stays: %s", why, exc)
@@ -291,9 +300,8 @@ class Server:
         return web.Response(status=503, text="not ready\n")
 
 
-async def _start_judges(config: Config, metrics: Metrics) -> JudgeRunner | None:
+async def _start_judges(config: Config, metrics: Metrics, judge_graders: list[str]) -> JudgeRunner | None:
     """The judge runner, or None when it cannot start (judge graders then grade `skipped`)."""
-    judge_graders = [g.name for suite in config.suites for g in suite.graders if grader_type(g.type).judge]
     runner = JudgeRunner(config.judge, metrics)
     try:
         await runner.start(judge_graders)

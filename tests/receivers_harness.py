@@ -19,9 +19,10 @@ from opentelemetry.proto.resource.v1 import resource_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from otelgrade.assemble import Assembler, CompletedTrace
-from otelgrade.config import Assembly
+from otelgrade.ingest import Ingest
 from otelgrade.metrics import Metrics
-from otelgrade.receivers import GrpcReceiver, HttpReceiver, Ingest
+from otelgrade.receivers import receiver_types
+from otelgrade.settings import AssemblySettings
 
 T = TypeVar("T")
 
@@ -102,7 +103,7 @@ class InProcessReceivers:
 
     def __init__(self, max_request_bytes: int = 1024 * 1024) -> None:
         self.metrics = Metrics()
-        self.assembler = Assembler(Assembly(), self.metrics)
+        self.assembler = Assembler(AssemblySettings(), self.metrics)
         self.max_request_bytes = max_request_bytes
         self.busy = False  # set to make the receivers ask senders to back off
         self.loop = asyncio.new_event_loop()
@@ -112,9 +113,10 @@ class InProcessReceivers:
 
     async def _start(self) -> tuple[int, int]:
         ingest = Ingest(self.assembler, self.metrics, self.max_request_bytes, busy=lambda: self.busy)
-        self._grpc = GrpcReceiver(ingest, self.max_request_bytes)
-        self._http = HttpReceiver(ingest)
-        return await self._grpc.start("127.0.0.1:0"), await self._http.start("127.0.0.1", 0)
+        types = receiver_types()
+        self._grpc = types["grpc"].factory("127.0.0.1:0", ingest)
+        self._http = types["http"].factory("127.0.0.1:0", ingest)
+        return await self._grpc.start(), await self._http.start()
 
     def run(self, coroutine: Callable[[], Any]) -> Any:
         future: Future[Any] = asyncio.run_coroutine_threadsafe(coroutine(), self.loop)
@@ -143,7 +145,7 @@ class InProcessReceivers:
 
     def close(self) -> None:
         async def stop() -> None:
-            await self._grpc.stop(0)
+            await self._grpc.stop()
             await self._http.stop()
 
         self.run(stop)

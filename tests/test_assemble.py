@@ -7,8 +7,8 @@ import random
 import pytest
 
 from otelgrade.assemble import Assembler
-from otelgrade.config import Assembly
 from otelgrade.metrics import Metrics
+from otelgrade.settings import AssemblySettings as Assembly
 from otelgrade.spans import Event, LogEvent, Span
 
 TRACE_A = "0af7651916cd43dd8448eb211c80319c"

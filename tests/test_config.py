@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from otelgrade.cli import main
-from otelgrade.config import load_config, parse_config, parse_duration
+from otelgrade.config import load_config, parse_config
 from otelgrade.errors import ConfigError
+from otelgrade.settings import parse_duration
 
 
 def write(tmp_path: Path, text: str) -> Path:

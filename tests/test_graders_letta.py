@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from otelgrade.config import grader_specs, parse_config
+from otelgrade.config import parse_config
 from otelgrade.decode import decode_traces
 from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader
+from otelgrade.graders import build_grader, grader_specs
 from otelgrade.graders.extractors import extract, split_turns
 from otelgrade.rebuild import rebuild
 from otelgrade.trajectory import ToolCall, Trajectory

@@ -9,7 +9,8 @@ import random
 import socket
 import threading
 import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
+from concurrent.futures import Future
 from typing import Any
 
 import pytest
@@ -17,8 +18,10 @@ import pytest
 from otelgrade.config import parse_config
 from otelgrade.errors import ConfigError
 from otelgrade.graders import GradeResult, build_grader
-from otelgrade.judging import JudgeRunner, JudgeSettings
+from otelgrade.graders.base import JudgeGrader
+from otelgrade.judges.runner import JudgeRunner
 from otelgrade.metrics import Metrics
+from otelgrade.settings import JudgeSettings
 from otelgrade.trajectory import ToolCall, Trajectory
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -52,11 +55,33 @@ def rubric(**params: Any) -> Any:
     return build_grader("rubric", {"prompt": "Is the answer correct? {input} -> {submission}", **params})
 
 
+def ask(runner: JudgeRunner, trajectory: Trajectory, name: str, judge: Any) -> GradeResult | Future[GradeResult]:
+    """The runner's answer for a grader built with `build_grader` (a JudgeGrader) or a bare judgement."""
+    return runner.judge(name, judge.judgement if isinstance(judge, JudgeGrader) else judge, trajectory)
+
+
+async def judged(runner: JudgeRunner, trajectory: Trajectory, name: str, judge: Any) -> GradeResult:
+    """The offline path: ask, and await the answer on the runner's loop."""
+    verdict = ask(runner, trajectory, name, judge)
+    return verdict if isinstance(verdict, GradeResult) else await asyncio.wrap_future(verdict)
+
+
+def submit(
+    runner: JudgeRunner, trajectory: Trajectory, name: str, judge: Any, done: Callable[[GradeResult], Any]
+) -> GradeResult | None:
+    """The live path: a grade now, or None and `done(grade)` when the judge answers."""
+    verdict = ask(runner, trajectory, name, judge)
+    if isinstance(verdict, GradeResult):
+        return verdict
+    verdict.add_done_callback(lambda f: done(f.result()))
+    return None
+
+
 def evaluate(runner: JudgeRunner, trajectory: Trajectory, judge: Any, name: str = "helpful") -> GradeResult:
     async def go() -> GradeResult:
         await runner.start()
         try:
-            return await runner.evaluate(trajectory, name, judge)
+            return await judged(runner, trajectory, name, judge)
         finally:
             await runner.close()
 
@@ -286,7 +311,7 @@ def test_sampling_is_deterministic_and_near_the_configured_rate(monkeypatch: pyt
 
     def decisions() -> list[bool]:
         runner = JudgeRunner(JudgeSettings(), Metrics())
-        results = [runner.submit(Trajectory(trace_id=t, span_id="0" * 16), "helpful", judge, print) for t in trace_ids]
+        results = [submit(runner, Trajectory(trace_id=t, span_id="0" * 16), "helpful", judge, print) for t in trace_ids]
         assert all(r is not None and r.outcome == "skipped" for r in results)
         return [r is not None and r.metadata["reason"] == "no_api_key" for r in results]
 
@@ -297,7 +322,7 @@ def test_sampling_is_deterministic_and_near_the_configured_rate(monkeypatch: pyt
     assert 400 - 72 <= sum(first) <= 400 + 72
     other = JudgeRunner(JudgeSettings(), Metrics())
     other_grader = [
-        other.submit(Trajectory(trace_id=t, span_id="0" * 16), "correct", judge, print).metadata["reason"]  # type: ignore[union-attr]
+        submit(other, Trajectory(trace_id=t, span_id="0" * 16), "correct", judge, print).metadata["reason"]  # type: ignore[union-attr]
         == "no_api_key"
         for t in trace_ids
     ]
@@ -312,7 +337,7 @@ def test_budget_stops_judging_at_the_configured_spend(fake: FakeOpenAI) -> None:
     judge = rubric(budget={"tokens": 350, "period": "1h"})  # every answer costs 100 + 20 tokens
 
     async def judge_runs(first: int, count: int) -> list[GradeResult]:
-        return [await runner.evaluate(run(i), "helpful", judge) for i in range(first, first + count)]
+        return [await judged(runner, run(i), "helpful", judge) for i in range(first, first + count)]
 
     async def go() -> tuple[list[GradeResult], list[GradeResult]]:
         await runner.start()
@@ -341,7 +366,7 @@ def test_money_budget_uses_the_price_table(fake: FakeOpenAI) -> None:
 
     async def go() -> list[str]:
         await runner.start()
-        outcomes: list[str] = [(await runner.evaluate(run(i), "helpful", rubric())).outcome for i in range(5)]
+        outcomes: list[str] = [(await judged(runner, run(i), "helpful", rubric())).outcome for i in range(5)]
         await runner.close()
         return outcomes
 
@@ -384,7 +409,7 @@ def test_submit_from_another_thread_reports_through_done(fake: FakeOpenAI) -> No
             finished.set()
 
     try:
-        assert [runner.submit(run(i), "helpful", rubric(), done) for i in range(3)] == [None, None, None]
+        assert [submit(runner, run(i), "helpful", rubric(), done) for i in range(3)] == [None, None, None]
         assert finished.wait(10)
     finally:
         loop.run(runner.close())
@@ -407,7 +432,7 @@ def test_full_queue_skips_and_counts_instead_of_blocking(fake: FakeOpenAI) -> No
     judge = rubric()
     try:
         started = time.monotonic()
-        returned = [runner.submit(run(i), "helpful", judge, done) for i in range(200)]
+        returned = [submit(runner, run(i), "helpful", judge, done) for i in range(200)]
         elapsed = time.monotonic() - started
     finally:
         loop.run(runner.close(drain=False))
@@ -429,7 +454,7 @@ def test_requests_per_minute_limit_paces_requests(fake: FakeOpenAI) -> None:
 
     async def go() -> None:
         await runner.start()
-        await asyncio.gather(*(runner.evaluate(run(i), "helpful", judge) for i in range(15)))
+        await asyncio.gather(*(judged(runner, run(i), "helpful", judge) for i in range(15)))
         await runner.close()
 
     asyncio.run(go())
@@ -447,8 +472,8 @@ def test_without_an_api_key_judges_are_disabled_once_and_runs_skipped(
 
     async def go() -> list[GradeResult | None]:
         await runner.start()
-        out: list[GradeResult | None] = [await runner.evaluate(run(1), "helpful", judge)]
-        out += [runner.submit(run(i), "helpful", judge, print) for i in range(2, 5)]
+        out: list[GradeResult | None] = [await judged(runner, run(1), "helpful", judge)]
+        out += [submit(runner, run(i), "helpful", judge, print) for i in range(2, 5)]
         await runner.close()
         return out
 
@@ -488,8 +513,8 @@ def test_budget_spent_survives_a_config_reload(fake: FakeOpenAI) -> None:
 
     async def go() -> list[str]:
         await runner.start()
-        first = await runner.evaluate(run(1), "helpful", rubric(**params))
-        reloaded = await runner.evaluate(run(2), "helpful", rubric(**params))  # the same grader, rebuilt
+        first = await judged(runner, run(1), "helpful", rubric(**params))
+        reloaded = await judged(runner, run(2), "helpful", rubric(**params))  # the same grader, rebuilt
         await runner.close()
         return [first.outcome, reloaded.outcome]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from otelgrade.render import render_trajectory
+from otelgrade.graders.transcript import render_trajectory
 from otelgrade.trajectory import ToolCall, Trajectory
 
 

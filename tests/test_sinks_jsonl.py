@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from otelgrade.config import Sink as SinkConfig
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
-from otelgrade.sinks import make_sinks
+from otelgrade.sinks import read_sink
 from otelgrade.sinks.jsonl import JsonlSink
 
 REPO = Path(__file__).resolve().parents[1]
@@ -189,11 +188,10 @@ def test_write_after_close_is_counted_not_raised(tmp_path: Path) -> None:
     assert errors(metrics) == 1
 
 
-def test_make_sinks_builds_from_config(tmp_path: Path) -> None:
+def test_a_configured_jsonl_sink_builds_and_writes(tmp_path: Path) -> None:
     path = tmp_path / "grades.jsonl"
-    sinks = make_sinks([SinkConfig(type="jsonl", path=str(path), max_bytes=1000, backups=1)], Metrics())
-    assert len(sinks) == 1
-    sinks[0].write([grade(0)])
-    sinks[0].close()
+    sink = read_sink({"type": "jsonl", "path": str(path), "max_bytes": 1000, "backups": 1}).build(Metrics())
+    sink.write([grade(0)])
+    sink.close()
     assert read_lines(path) == [grade(0).to_dict()]
     assert os.path.getsize(path) < 1000

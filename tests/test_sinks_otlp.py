@@ -23,10 +23,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from otelgrade.config import Sink as SinkConfig
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
-from otelgrade.sinks import make_sinks
+from otelgrade.sinks import read_sink
 from otelgrade.sinks.otlp import OtlpSink
 from tests.conftest import ServeProcess
 
@@ -180,12 +179,11 @@ def test_grades_reach_the_receiver_attached_to_the_graded_run(transport: str, re
     assert "error.type" in helpful
 
 
-def test_make_sinks_picks_the_exporter_from_the_endpoint(
+def test_a_configured_otlp_sink_picks_the_exporter_from_the_endpoint(
     grpc_receiver: tuple[str, Received], http_receiver: tuple[str, Received]
 ) -> None:
     (grpc_endpoint, via_grpc), (http_endpoint, via_http) = grpc_receiver, http_receiver
-    configs = [SinkConfig(type="otlp", endpoint=grpc_endpoint), SinkConfig(type="otlp", endpoint=http_endpoint)]
-    sinks = make_sinks(configs, Metrics())
+    sinks = [read_sink({"type": "otlp", "endpoint": e}).build(Metrics()) for e in (grpc_endpoint, http_endpoint)]
     for sink in sinks:
         sink.write([grade(0x77, "safe", "pass", 1.0)])
     for sink in sinks:

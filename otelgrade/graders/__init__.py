@@ -3,30 +3,25 @@
 import importlib
 import pkgutil
 
-from otelgrade.graders.base import (
-    GradeResult,
-    GraderSpec,
-    GraderType,
-    build_grader,
-    grader,
-    grader_type,
-    list_graders,
-    native_shape,
-    native_shapes,
-)
+from otelgrade.graders.base import Grader, GraderType, build_grader, grade_safely, grader, grader_type, list_graders
+from otelgrade.graders.specs import GraderSpec, grader_specs, native_file, native_shape, native_suites
+from otelgrade.results import GradeResult
 
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name != "base":
-        importlib.import_module(f"{__name__}.{_module.name}")
+    importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
     "GradeResult",
+    "Grader",
     "GraderSpec",
     "GraderType",
     "build_grader",
+    "grade_safely",
     "grader",
+    "grader_specs",
     "grader_type",
     "list_graders",
+    "native_file",
     "native_shape",
-    "native_shapes",
+    "native_suites",
 ]

@@ -1,85 +1,65 @@
-"""Grade results, the grader registry, and the hook that reads each reference system's config shape.
+"""The grader protocol and the registry of grader types.
 
-A grader type is a factory registered by name: it takes the grader's typed parameters and
-returns a callable that grades one `Trajectory`. Code graders return a `GradeResult`; judge
-graders (`judge=True`) return an awaitable of one.
+A grader is one kind of thing: a callable that grades one `Trajectory` and returns a `GradeResult`, or a
+`Future` of one when the answer comes later (a judge's model call). A grader type is a factory registered
+by name with typed parameters. A judge's factory returns a `Judgement` (what to ask a model, how to read
+its answer); `build_grader` binds it to the injected `JudgeClient`, which owns sampling, limits,
+queueing and retries. Code and judge graders are then called the same way.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, ValidationError, validate_call
+from pydantic import ConfigDict, ValidationError, validate_call
 
 from otelgrade.errors import ConfigError
+from otelgrade.judges import DISABLED, JudgeClient, Judgement
+from otelgrade.results import GradeResult
 from otelgrade.trajectory import Trajectory
 
-Outcome = Literal["pass", "fail", "error", "skipped"]
+Verdict = GradeResult | Future[GradeResult]
 
 
-class GradeResult(BaseModel):
-    """What one grader said about one run. `error` and `skipped` are never counted as failures."""
+class Grader(Protocol):
+    """Grades one run: a `GradeResult` now, or a `Future` of one (a judge that answers later)."""
 
-    model_config = ConfigDict(frozen=True)
-
-    score: float | None
-    passed: bool
-    outcome: Outcome
-    rationale: str = ""
-    metadata: dict[str, Any] = {}
-
-    @classmethod
-    def check(cls, passed: bool, rationale: str = "", score: float | None = None, **metadata: Any) -> GradeResult:
-        """A pass/fail verdict; the score defaults to 1.0 or 0.0."""
-        if score is None:
-            score = 1.0 if passed else 0.0
-        return cls(
-            score=score, passed=passed, outcome="pass" if passed else "fail", rationale=rationale, metadata=metadata
-        )
-
-    @classmethod
-    def scored(cls, score: float, threshold: float, rationale: str = "", **metadata: Any) -> GradeResult:
-        """A continuous score that passes at `threshold` or above."""
-        return cls.check(score >= threshold, rationale, score, **metadata)
-
-    @classmethod
-    def error(cls, rationale: str, **metadata: Any) -> GradeResult:
-        return cls(score=None, passed=False, outcome="error", rationale=rationale, metadata=metadata)
-
-    @classmethod
-    def skipped(cls, rationale: str, **metadata: Any) -> GradeResult:
-        return cls(score=None, passed=False, outcome="skipped", rationale=rationale, metadata=metadata)
+    def __call__(self, trajectory: Trajectory, /) -> Verdict: ...
 
 
 GradeFn = Callable[[Trajectory], GradeResult]
-JudgeFn = Callable[[Trajectory], Awaitable[GradeResult]]
+"""What a code grader's factory returns: a plain function of the run."""
 
 
 @dataclass(frozen=True)
 class GraderType:
-    """A registered grader: its canonical name, the factory, and what kind of work it does."""
+    """A registered grader: its canonical name, its factory, and the other spellings it answers to."""
 
     name: str
     factory: Callable[..., Any]
-    judge: bool = False
     aliases: tuple[str, ...] = ()
 
     @property
     def doc(self) -> str:
         return inspect.getdoc(self.factory) or ""
 
+    @property
+    def parameters(self) -> list[str]:
+        return [p for p in inspect.signature(self.factory).parameters if not p.startswith("_")]
+
 
 _REGISTRY: dict[str, GraderType] = {}
 
 
-def grader(name: str, *aliases: str, judge: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def grader(name: str, *aliases: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a grader factory under `name` and its `aliases` (each reference system's spelling)."""
 
     def register(factory: Callable[..., Any]) -> Callable[..., Any]:
-        entry = GraderType(name, factory, judge, aliases)
+        entry = GraderType(name, factory, aliases)
         for key in (name, *aliases):
             if key in _REGISTRY and _REGISTRY[key].factory is not factory:
                 raise RuntimeError(f"grader name {key!r} is registered twice")
@@ -90,7 +70,6 @@ def grader(name: str, *aliases: str, judge: bool = False) -> Callable[[Callable[
 
 
 def grader_type(name: str) -> GraderType:
-    _load_builtins()
     try:
         return _REGISTRY[name]
     except KeyError:
@@ -99,65 +78,98 @@ def grader_type(name: str) -> GraderType:
 
 def list_graders() -> list[str]:
     """Canonical names of every registered grader type."""
-    _load_builtins()
     return sorted({entry.name for entry in _REGISTRY.values()})
 
 
-def build_grader(type_name: str, params: Mapping[str, Any]) -> Any:
-    """Build a grader callable from its type and parameters; bad parameters raise `ConfigError`."""
+@dataclass(frozen=True)
+class JudgeGrader:
+    """A judge bound to the client that sends it: sampled and limited per configured grader `name`."""
+
+    name: str
+    judgement: Judgement
+    client: JudgeClient
+
+    def __call__(self, trajectory: Trajectory, /) -> Verdict:
+        return self.client.judge(self.name, self.judgement, trajectory)
+
+
+def build_grader(
+    type_name: str,
+    params: Mapping[str, Any],
+    *,
+    name: str | None = None,
+    judges: JudgeClient = DISABLED,
+) -> Grader:
+    """A ready grader from its type and parameters; bad parameters raise `ConfigError` naming the key.
+
+    `name` is what a judge is sampled and limited under (default: the type). Factories that build other
+    graders (combinators) declare `_judges` and get the judge client passed on.
+    """
     entry = grader_type(type_name)
+    hidden = sorted(k for k in params if k.startswith("_"))
+    if hidden:
+        raise ConfigError(f"unknown key {hidden[0]!r} for {type_name}; it accepts: {', '.join(entry.parameters)}")
+    if "_judges" in inspect.signature(entry.factory).parameters:
+        params = {**params, "_judges": judges}
     try:
-        return validate_call(entry.factory)(**params)
+        made = validate_call(config=ConfigDict(arbitrary_types_allowed=True))(entry.factory)(**params)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        if first["type"] == "unexpected_keyword_argument":
-            accepted = [p for p in inspect.signature(entry.factory).parameters if not p.startswith("_")]
-            raise ConfigError(f"{type_name} has no parameter {loc!r}; it accepts: {', '.join(accepted)}", loc) from None
-        if first["type"] == "missing_argument":
-            raise ConfigError(f"{type_name} needs parameter {loc!r}", loc) from None
-        raise ConfigError(f"{first['msg']} (got {first.get('input')!r})", loc) from None
+        raise ConfigError.from_validation(exc, type_name, entry.parameters) from None
     except ConfigError:
         raise
     except (ValueError, TypeError, KeyError) as exc:
         raise ConfigError(f"{type_name}: {exc}") from None
+    built: Grader = JudgeGrader(name or type_name, made, judges) if isinstance(made, Judgement) else made
+    return built
 
 
-# --- reference systems' config shapes --------------------------------------------------------
+def grade_safely(grader: Grader, trajectory: Trajectory) -> Verdict:
+    """The grader's verdict; a grader that raises gives an `error` grade carrying the exception."""
+    try:
+        return grader(trajectory)
+    except Exception as exc:  # a grader bug must not cost the run its other grades
+        return GradeResult.error(f"grader raised {type(exc).__name__}: {exc}", exception=type(exc).__name__)
 
 
-@dataclass
-class GraderSpec:
-    """One grader as configured: the type to build, the name it reports under, and its parameters."""
+def then(verdicts: Sequence[Verdict], combine: Callable[[list[GradeResult]], GradeResult]) -> Verdict:
+    """`combine` applied to the results, now if every verdict is in, else when the last future resolves."""
+    pending = [v for v in verdicts if isinstance(v, Future)]
+    if not pending:
+        return combine([v for v in verdicts if isinstance(v, GradeResult)])
+    combined: Future[GradeResult] = Future()
+    remaining = [len(pending)]
 
-    type: str
-    name: str
-    params: dict[str, Any] = field(default_factory=dict)
-    threshold: float | None = None
+    def resolved(_: Future[GradeResult]) -> None:
+        remaining[0] -= 1
+        if remaining[0]:
+            return
+        try:
+            combined.set_result(combine([v.result() if isinstance(v, Future) else v for v in verdicts]))
+        except Exception as exc:
+            combined.set_result(GradeResult.error(f"combining grades failed: {type(exc).__name__}: {exc}"))
 
-
-NativeShape = Callable[[Mapping[str, Any], str | None], "list[GraderSpec] | None"]
-_NATIVE_SHAPES: dict[str, NativeShape] = {}
-
-
-def native_shape(system: str) -> Callable[[NativeShape], NativeShape]:
-    """Register a reader for one reference system's grader block.
-
-    The reader gets the block and its key in the enclosing mapping (letta-evals names graders by
-    key), and returns the specs it describes, or None when the block is not in its shape.
-    """
-
-    def register(reader: NativeShape) -> NativeShape:
-        _NATIVE_SHAPES[system] = reader
-        return reader
-
-    return register
+    for future in pending:
+        future.add_done_callback(resolved)
+    return combined
 
 
-def native_shapes() -> dict[str, NativeShape]:
-    _load_builtins()
-    return dict(_NATIVE_SHAPES)
+@dataclass(frozen=True)
+class Thresholded:
+    """A grader whose scores are judged again at `threshold` (the `threshold:` key of any grader block)."""
+
+    grader: Grader
+    threshold: float
+
+    def __call__(self, trajectory: Trajectory, /) -> Verdict:
+        return then([grade_safely(self.grader, trajectory)], lambda results: results[0].at_threshold(self.threshold))
 
 
-def _load_builtins() -> None:
-    import otelgrade.graders  # noqa: F401  (importing the package registers the built-in graders)
+def at_threshold(grader: Grader, threshold: float) -> Grader:
+    return Thresholded(grader, threshold)
+
+
+def is_judge(grader: Grader) -> bool:
+    """Whether the grader asks a model (so it is sampled, limited, and answers later)."""
+    while isinstance(grader, Thresholded):
+        grader = grader.grader
+    return isinstance(grader, JudgeGrader)

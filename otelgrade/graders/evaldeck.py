@@ -1,8 +1,8 @@
-"""evaldeck's code graders with evaldeck 0.1.5 semantics, the `all_of` combinator, and the reader for
-evaldeck's test-case shape (`expected:`, `graders:`, `turns:`).
+"""evaldeck's code graders with evaldeck 0.1.5 semantics, and the reader for evaldeck's test-case shape
+(`expected:`, `graders:`, `turns:`), which builds an `all_of` (per turn: a `per_turn`) of them.
 
-Each grader also accepts `defaults`: an `expected:` block whose values fill any parameter left unset,
-as evaldeck's graders fall back to their test case. "Nothing to check" passes. evaldeck code graders
+A grader left without a value falls back to its test case's `expected:` block, as in evaldeck
+(`case_params` fills it in at load). "Nothing to check" passes. evaldeck code graders
 have no score; these return 1.0 or 0.0. A step, for `max_steps`, is an LLM call, a tool call or a
 reasoning step: the count is `max(trajectory.steps, len(llm_calls) + len(tool_calls))`.
 """
@@ -16,11 +16,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import GradeFn, GradeResult, GraderSpec, build_grader, grader, native_shape
-from otelgrade.graders.extractors import split_turns
+from otelgrade.graders.base import GradeFn, Grader, build_grader, grader
+from otelgrade.graders.combinators import Named, all_of, per_turn
+from otelgrade.graders.specs import GraderSpec, native_file, native_shape
+from otelgrade.results import GradeResult
 from otelgrade.trajectory import Trajectory
-
-Defaults = dict[str, Any] | None
 
 
 class Expected(BaseModel):
@@ -41,10 +41,6 @@ class Expected(BaseModel):
     max_llm_calls: int | None = None
     task_completed: bool | None = None
     custom: dict[str, Any] | None = None
-
-
-def _fallback(value: Any, defaults: Defaults, key: str) -> Any:
-    return value if value is not None else (defaults or {}).get(key)
 
 
 def _one_of(**spellings: Any) -> Any:
@@ -75,12 +71,11 @@ def contains(
     values: list[str] | str | None = None,
     case_sensitive: bool = False,
     field: str | None = None,
-    defaults: Defaults = None,
 ) -> GradeFn:
     """Every value is a substring of the output (case-insensitive by default; `field` is ignored, as in evaldeck)."""
 
     def grade(trajectory: Trajectory) -> GradeResult:
-        wanted = _fallback(values, defaults, "output_contains")
+        wanted = values
         if not wanted:
             return GradeResult.check(True, "No values to check")
         wanted = list(wanted)
@@ -99,12 +94,11 @@ def not_contains(
     values: list[str] | str | None = None,
     case_sensitive: bool = False,
     field: str | None = None,
-    defaults: Defaults = None,
 ) -> GradeFn:
     """No value is a substring of the output (an empty-string value is always found)."""
 
     def grade(trajectory: Trajectory) -> GradeResult:
-        forbidden = _fallback(values, defaults, "output_not_contains")
+        forbidden = values
         if not forbidden:
             return GradeResult.check(True, "No values to check")
         out = _output(trajectory)
@@ -122,7 +116,6 @@ def equals(
     expected: str | None = None,
     normalize_whitespace: bool = True,
     field: str | None = None,
-    defaults: Defaults = None,
 ) -> GradeFn:
     """The output equals `expected`, after collapsing whitespace runs and trimming (by default).
     An empty `expected` counts as unset, as in evaldeck."""
@@ -131,8 +124,8 @@ def equals(
         return " ".join(text.split()) if normalize_whitespace else text
 
     def grade(trajectory: Trajectory) -> GradeResult:
-        want = expected or (defaults or {}).get("output_equals")
-        if want is None:
+        want = expected
+        if not want:
             return GradeResult.check(True, "No expected value to check")
         if norm(_output(trajectory)) == norm(want):
             return GradeResult.check(True, "Output matches expected")
@@ -142,13 +135,13 @@ def equals(
 
 
 @grader("evaldeck.regex", "output_matches", "RegexGrader")
-def regex(pattern: str | None = None, flags: int = 0, field: str | None = None, defaults: Defaults = None) -> GradeFn:
+def regex(pattern: str | None = None, flags: int = 0, field: str | None = None) -> GradeFn:
     """`re.search(pattern, output, flags)`; an invalid pattern is an `error` grade, as in evaldeck
     (an empty pattern counts as unset)."""
 
     def grade(trajectory: Trajectory) -> GradeResult:
-        want = pattern or (defaults or {}).get("output_matches")
-        if want is None:
+        want = pattern
+        if not want:
             return GradeResult.check(True, "No pattern to check")
         try:
             matched = re.search(want, _output(trajectory), flags)
@@ -165,14 +158,12 @@ def regex(pattern: str | None = None, flags: int = 0, field: str | None = None, 
 
 
 @grader("evaldeck.tool_called", "tools_called", "ToolCalledGrader")
-def tool_called(
-    required: list[str] | None = None, tools: list[str] | None = None, defaults: Defaults = None
-) -> GradeFn:
+def tool_called(required: list[str] | None = None, tools: list[str] | None = None) -> GradeFn:
     """Every required tool was called at least once (order and repeats do not matter)."""
     given = _one_of(required=required, tools=tools)
 
     def grade(trajectory: Trajectory) -> GradeResult:
-        want = _fallback(given, defaults, "tools_called")
+        want = given
         if not want:
             return GradeResult.check(True, "No required tools to check")
         called = set(called_tools(trajectory))
@@ -185,14 +176,12 @@ def tool_called(
 
 
 @grader("evaldeck.tool_not_called", "tools_not_called", "ToolNotCalledGrader")
-def tool_not_called(
-    forbidden: list[str] | None = None, tools: list[str] | None = None, defaults: Defaults = None
-) -> GradeFn:
+def tool_not_called(forbidden: list[str] | None = None, tools: list[str] | None = None) -> GradeFn:
     """None of the forbidden tools was called."""
     given = _one_of(forbidden=forbidden, tools=tools)
 
     def grade(trajectory: Trajectory) -> GradeResult:
-        banned = _fallback(given, defaults, "tools_not_called")
+        banned = given
         if not banned:
             return GradeResult.check(True, "No forbidden tools to check")
         called = set(called_tools(trajectory))
@@ -211,14 +200,12 @@ def is_subsequence(expected: Sequence[str], actual: Iterable[str]) -> bool:
 
 
 @grader("evaldeck.tool_order", "tool_call_order", "ToolOrderGrader")
-def tool_order(
-    expected_order: list[str] | None = None, tools: list[str] | None = None, defaults: Defaults = None
-) -> GradeFn:
+def tool_order(expected_order: list[str] | None = None, tools: list[str] | None = None) -> GradeFn:
     """The tools were called in this order; other calls may come in between."""
     given = _one_of(expected_order=expected_order, tools=tools)
 
     def grade(trajectory: Trajectory) -> GradeResult:
-        order = _fallback(given, defaults, "tool_call_order")
+        order = given
         if not order:
             return GradeResult.check(True, "No expected order to check")
         if is_subsequence(order, called_tools(trajectory)):
@@ -228,10 +215,10 @@ def tool_order(
     return grade
 
 
-def _budget(key: str, label: str, count: Callable[[Trajectory], int], done: str) -> Callable[..., GradeFn]:
-    def factory(max_value: int | None, defaults: Defaults) -> GradeFn:
+def _budget(label: str, count: Callable[[Trajectory], int], done: str) -> Callable[..., GradeFn]:
+    def factory(max_value: int | None) -> GradeFn:
         def grade(trajectory: Trajectory) -> GradeResult:
-            limit = _fallback(max_value, defaults, key)
+            limit = max_value
             if limit is None:
                 return GradeResult.check(True, f"No max {label} defined")
             n = count(trajectory)
@@ -244,37 +231,36 @@ def _budget(key: str, label: str, count: Callable[[Trajectory], int], done: str)
     return factory
 
 
-_max_steps = _budget("max_steps", "steps", step_count, "Completed in {n} steps (max: {limit})")
-_max_tools = _budget("max_tool_calls", "tool calls", lambda t: len(t.tool_calls), "Made {n} tool calls (max: {limit})")
-_max_llm = _budget("max_llm_calls", "LLM calls", lambda t: len(t.llm_calls), "Made {n} LLM calls (max: {limit})")
+_max_steps = _budget("steps", step_count, "Completed in {n} steps (max: {limit})")
+_max_tools = _budget("tool calls", lambda t: len(t.tool_calls), "Made {n} tool calls (max: {limit})")
+_max_llm = _budget("LLM calls", lambda t: len(t.llm_calls), "Made {n} LLM calls (max: {limit})")
 
 
 @grader("evaldeck.max_steps", "max_steps", "MaxStepsGrader")
-def max_steps(max_steps: int | None = None, max: int | None = None, defaults: Defaults = None) -> GradeFn:
+def max_steps(max_steps: int | None = None, max: int | None = None) -> GradeFn:
     """At most this many steps (LLM calls, tool calls and reasoning steps)."""
-    return _max_steps(_one_of(max_steps=max_steps, max=max), defaults)
+    return _max_steps(_one_of(max_steps=max_steps, max=max))
 
 
 @grader("evaldeck.max_tool_calls", "max_tool_calls", "MaxToolCallsGrader")
-def max_tool_calls(max_tool_calls: int | None = None, max: int | None = None, defaults: Defaults = None) -> GradeFn:
+def max_tool_calls(max_tool_calls: int | None = None, max: int | None = None) -> GradeFn:
     """At most this many tool calls (calls without a name count too)."""
-    return _max_tools(_one_of(max_tool_calls=max_tool_calls, max=max), defaults)
+    return _max_tools(_one_of(max_tool_calls=max_tool_calls, max=max))
 
 
 @grader("evaldeck.max_llm_calls", "max_llm_calls", "MaxLLMCallsGrader")
-def max_llm_calls(max_llm_calls: int | None = None, max: int | None = None, defaults: Defaults = None) -> GradeFn:
+def max_llm_calls(max_llm_calls: int | None = None, max: int | None = None) -> GradeFn:
     """At most this many LLM calls."""
-    return _max_llm(_one_of(max_llm_calls=max_llm_calls, max=max), defaults)
+    return _max_llm(_one_of(max_llm_calls=max_llm_calls, max=max))
 
 
 @grader("evaldeck.task_completed", "task_completed", "TaskCompletedGrader")
-def task_completed(require_success: bool = True, defaults: Defaults = None) -> GradeFn:
+def task_completed(require_success: bool = True) -> GradeFn:
     """The run ended `ok` with a non-empty output. evaldeck quirk: `require_success: false` (or
     `expected.task_completed: false`) expects the run NOT to complete."""
 
     def grade(trajectory: Trajectory) -> GradeResult:
-        flag = (defaults or {}).get("task_completed")
-        expect = require_success if flag is None else bool(flag)
+        expect = require_success
         completed = trajectory.status == "ok" and bool(trajectory.output)
         if completed and expect:
             return GradeResult.check(True, "Task completed successfully")
@@ -290,31 +276,7 @@ def task_completed(require_success: bool = True, defaults: Defaults = None) -> G
     return grade
 
 
-# --- combinators -------------------------------------------------------------------------------
-
-
-def all_of(graders: Sequence[tuple[str, GradeFn]]) -> GradeFn:
-    """AND of several graders: `error` if any errs, else `fail` if any fails, else `pass` (also when empty)."""
-
-    def grade(trajectory: Trajectory) -> GradeResult:
-        results = [(name, fn(trajectory)) for name, fn in graders]
-        return _combine(results)
-
-    return grade
-
-
-def _combine(results: Sequence[tuple[str, GradeResult]]) -> GradeResult:
-    detail = {name: {"outcome": r.outcome, "rationale": r.rationale} for name, r in results}
-    errors = [f"{n}: {r.rationale}" for n, r in results if r.outcome == "error"]
-    if errors:
-        return GradeResult.error("; ".join(errors), graders=detail)
-    failed = [f"{n}: {r.rationale}" for n, r in results if not r.passed and r.outcome != "skipped"]
-    if failed:
-        return GradeResult.check(False, "; ".join(failed), graders=detail)
-    if not results:
-        return GradeResult.check(True, "Nothing to check", graders=detail)
-    return GradeResult.check(True, f"All {len(results)} checks passed", graders=detail)
-
+# --- evaldeck's test-case shape --------------------------------------------------------------------
 
 # Which grader each `expected:` key builds (evaldeck builds none for output_equals, output_matches, min_steps).
 _EXPECTED_KEYS: dict[str, tuple[str, str]] = {
@@ -328,8 +290,45 @@ _EXPECTED_KEYS: dict[str, tuple[str, str]] = {
     "max_llm_calls": ("evaldeck.max_llm_calls", "max_llm_calls"),
     "task_completed": ("evaldeck.task_completed", "require_success"),
 }
+# How a grader falls back to its test case: (its parameter and that parameter's other spellings, the
+# `expected:` key). An empty string counts as unset for equals and regex; `task_completed` in the case wins.
+_FALLBACKS: dict[str, tuple[tuple[str, ...], str]] = {
+    "evaldeck.contains": (("values",), "output_contains"),
+    "evaldeck.not_contains": (("values",), "output_not_contains"),
+    "evaldeck.equals": (("expected",), "output_equals"),
+    "evaldeck.regex": (("pattern",), "output_matches"),
+    "evaldeck.tool_called": (("required", "tools"), "tools_called"),
+    "evaldeck.tool_not_called": (("forbidden", "tools"), "tools_not_called"),
+    "evaldeck.tool_order": (("expected_order", "tools"), "tool_call_order"),
+    "evaldeck.max_steps": (("max_steps", "max"), "max_steps"),
+    "evaldeck.max_tool_calls": (("max_tool_calls", "max"), "max_tool_calls"),
+    "evaldeck.max_llm_calls": (("max_llm_calls", "max"), "max_llm_calls"),
+    "evaldeck.task_completed": (("require_success",), "task_completed"),
+}
+_EMPTY_IS_UNSET = {"evaldeck.equals", "evaldeck.regex"}
 # evaldeck `graders:` entries: the type is lower-cased and only these are built; others are dropped.
 _CONFIG_GRADERS = {"contains": "evaldeck.contains", "tool_called": "evaldeck.tool_called"}
+
+
+def case_params(type_name: str, params: Mapping[str, Any], expected: Mapping[str, Any]) -> dict[str, Any]:
+    """A grader's parameters with what it leaves unset taken from its test case's `expected:` block."""
+    out = dict(params)
+    if type_name not in _FALLBACKS:
+        return out
+    names, key = _FALLBACKS[type_name]
+    value = expected.get(key)
+    if value is None:
+        return out
+    if type_name == "evaldeck.task_completed":
+        out["require_success"] = bool(value)
+        return out
+    given = [out.get(n) for n in names]
+    unset = not any(given) if type_name in _EMPTY_IS_UNSET else all(v is None for v in given)
+    if unset:
+        for n in names[1:]:
+            out.pop(n, None)
+        out[names[0]] = value
+    return out
 
 
 def _parse_expected(block: Any, where: str) -> dict[str, Any]:
@@ -340,19 +339,17 @@ def _parse_expected(block: Any, where: str) -> dict[str, Any]:
     try:
         return Expected.model_validate(block).model_dump(exclude_none=True)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{first['msg']} (got {first.get('input')!r})", f"{where}.{loc}") from None
+        raise ConfigError.from_validation(exc).at(where) from None
 
 
-def _case_graders(expected: Mapping[str, Any], entries: Any, where: str) -> list[tuple[str, GradeFn]]:
+def _case_graders(expected: Mapping[str, Any], entries: Any, where: str) -> list[Named]:
     """The graders one evaldeck test case (or turn) implies, in evaldeck's order."""
-    built: list[tuple[str, GradeFn]] = []
+    built: list[Named] = []
     for key, (type_name, param) in _EXPECTED_KEYS.items():
         value = expected.get(key)
         if value is None or (isinstance(value, list) and not value):
             continue
-        built.append((key, build_grader(type_name, {param: value, "defaults": dict(expected)})))
+        built.append((key, build_grader(type_name, {param: value})))
     for i, entry in enumerate(entries or []):
         if not isinstance(entry, Mapping):
             raise ConfigError("each evaldeck grader must be a mapping {type, params}", f"{where}.graders[{i}]")
@@ -367,8 +364,9 @@ def _case_graders(expected: Mapping[str, Any], entries: Any, where: str) -> list
             params = entry.get("params") or {}
             if not isinstance(params, Mapping):
                 raise ConfigError("`params` must be a mapping", f"{where}.graders[{i}].params")
+            type_name = _CONFIG_GRADERS[kind]
             try:
-                built.append((kind, build_grader(_CONFIG_GRADERS[kind], {**params, "defaults": dict(expected)})))
+                built.append((kind, build_grader(type_name, case_params(type_name, params, expected))))
             except ConfigError as exc:
                 raise exc.at(f"{where}.graders[{i}].params") from None
     return built
@@ -379,36 +377,17 @@ def expected_block(
     expected: dict[str, Any] | None = None,
     graders: list[dict[str, Any]] | None = None,
     turns: list[dict[str, Any]] | None = None,
-) -> GradeFn:
-    """An evaldeck test case as one grader: the AND of the graders its `expected:` block and `graders:`
-    list imply. With `turns:`, turn i of the run is graded against turn i's expectations, stopping at
-    the first turn that fails (later turns are skipped); a turn with no expectations passes."""
+) -> Grader:
+    """An evaldeck test case as one grader: the `all_of` of the graders its `expected:` block and `graders:`
+    list imply. With `turns:`, a `per_turn` of each turn's expectations."""
     if turns is None:
         return all_of(_case_graders(_parse_expected(expected, "expected"), graders, "expected"))
-    per_turn = [
-        _case_graders(_parse_expected(t.get("expected"), f"turns[{i}].expected"), t.get("graders"), f"turns[{i}]")
-        for i, t in enumerate(turns)
-    ]
-
-    def grade(trajectory: Trajectory) -> GradeResult:
-        run_turns = split_turns(trajectory)
-        results: list[tuple[str, GradeResult]] = []
-        for i, checks in enumerate(per_turn):
-            if not checks:
-                continue
-            if i >= len(run_turns):
-                results.append((f"turn {i}", GradeResult.error(f"the run has {len(run_turns)} turn(s), no turn {i}")))
-                break
-            result = all_of(checks)(run_turns[i])
-            results.append((f"turn {i}", result))
-            if not result.passed:
-                break
-        return _combine(results)
-
-    return grade
-
-
-# --- evaldeck's config shape -------------------------------------------------------------------
+    return per_turn(
+        [
+            _case_graders(_parse_expected(t.get("expected"), f"turns[{i}].expected"), t.get("graders"), f"turns[{i}]")
+            for i, t in enumerate(turns)
+        ]
+    )
 
 
 @native_shape("evaldeck")
@@ -436,3 +415,12 @@ def evaldeck_specs(block: Mapping[str, Any], key: str | None) -> list[GraderSpec
         judge_params.update({k: judge[k] for k in ("prompt", "model", "threshold") if judge.get(k) is not None})
         specs.append(GraderSpec("rubric", f"{name}.llm" + (f"{i + 1}" if len(judges) > 1 else ""), judge_params))
     return specs
+
+
+@native_file("evaldeck")
+def evaldeck_file(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """A whole evaldeck test case: one suite with the case as its one combined grader."""
+    if "expected" not in doc and not isinstance(doc.get("turns"), list):
+        return None
+    case = {k: doc[k] for k in ("expected", "graders", "turns") if k in doc}
+    return [{"name": str(doc.get("name") or "default"), "graders": [{"name": "expected", **case}]}]

@@ -15,9 +15,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import GradeFn, GradeResult, GraderSpec, grader, native_shape
+from otelgrade.graders.base import GradeFn, grader
 from otelgrade.graders.custom import GradingFunction, Sample, as_score, custom_grader, resolve
 from otelgrade.graders.extractors import ExtractionError, check_extractor, extract, is_empty, split_turns
+from otelgrade.graders.specs import GraderSpec, native_file, native_shape
+from otelgrade.results import GradeResult
 from otelgrade.trajectory import Trajectory
 
 GroundTruth = str | list[str] | None
@@ -205,3 +207,11 @@ def letta_specs(block: Mapping[str, Any], key: str | None) -> list[GraderSpec] |
         params.pop("agent_file", None)
         return [GraderSpec("agent_judge" if agent else "rubric", name, params, threshold)]
     raise ConfigError(f"unknown letta grader kind {kind!r}; use tool or rubric", "kind")
+
+
+@native_file("letta-evals")
+def letta_file(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """A letta-evals suite file: its `graders:` mapping as one suite."""
+    if not isinstance(doc.get("graders"), Mapping):
+        return None
+    return [{"name": str(doc.get("name") or "default"), "graders": doc["graders"]}]

@@ -11,163 +11,30 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from otelgrade.embeddings import Embedder, openai_embedder, potato_cosine, table_embedder
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import GradeFn, GradeResult, GraderSpec, build_grader, grader, native_shape
+from otelgrade.graders.base import GradeFn, Grader, build_grader, grader, list_graders
+from otelgrade.graders.embeddings import Embedder, openai_embedder, potato_cosine, table_embedder
+from otelgrade.graders.potato_reference import (
+    Call,
+    agent_calls,
+    args_match,
+    as_text,
+    greedy_matches,
+    reference_calls,
+)
+from otelgrade.graders.specs import GraderSpec, native_file, native_shape
+from otelgrade.results import GradeResult
 from otelgrade.trajectory import Trajectory
 
 DEFAULT_THRESHOLD = 0.5  # continuous scores (accuracy, edit distance, similarity) pass at this, unless `threshold`
 ARGS_MODES = ("exact", "ignore", "subset", "superset")
 MATCH_MODES = ("strict", "unordered", "subset", "superset")
-_TEXT_KEYS = ("output", "text", "content", "answer", "final_answer")
 _LLM_EVALUATORS = ("answer_relevance", "context_relevance", "groundedness", "rubric_dag")
 # Potato's LLM judges that otelgrade's judge graders provide.
 _JUDGE_EVALUATORS = {"llm_trajectory_judge": "trajectory_judge", "agent_as_judge": "agent_judge"}
-# Potato registry name -> otelgrade grader type.
-EVALUATORS = {
-    name: f"potato.{name}"
-    for name in (
-        "contains",
-        "edit_distance",
-        "embedding_similarity",
-        "exact_match",
-        "json_schema_match",
-        "json_valid",
-        "regex_match",
-        "tool_call_accuracy",
-        "tool_use",
-        "trajectory_match",
-    )
-}
-
-
-# --- reading outputs and trajectories the way Potato does ---------------------------------------
-
-
-def as_text(value: Any) -> str:
-    """Potato's text view of an output: None -> "", a dict -> its first string among output/text/content/
-    answer/final_answer, anything else -> `str()` (so `True` is "True" and lists are Python reprs)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        for key in _TEXT_KEYS:
-            if isinstance(value.get(key), str):
-                return str(value[key])
-    return str(value)
-
-
-@dataclass(frozen=True)
-class Call:
-    name: str
-    args: dict[str, Any]
-
-
-def coerce_args(value: Any) -> dict[str, Any]:
-    """Arguments as a dict: a dict as is, None/"" -> {}, a JSON object string parsed, other JSON ->
-    `{"_value": parsed}`, unparseable text -> `{"_raw": text}`."""
-    if isinstance(value, dict):
-        return value
-    if value is None or value == "":
-        return {}
-    if isinstance(value, str):
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return {"_raw": value}
-        return parsed if isinstance(parsed, dict) else {"_value": parsed}
-    return {"_value": value}
-
-
-def reference_calls(reference: Any) -> list[Call]:
-    """The tool calls in a reference trajectory, read as Potato's normaliser reads it (plus a plain list
-    of `{name, arguments}` calls). A dict in no shape Potato knows yields nothing, as in Potato."""
-    if reference is None or isinstance(reference, str):
-        return []
-    if isinstance(reference, list):
-        return [call for item in reference for call in _item_calls(item)]
-    if isinstance(reference, Mapping):
-        return _item_calls(reference)
-    return []
-
-
-def _item_calls(item: Any) -> list[Call]:
-    if isinstance(item, list):
-        return reference_calls(item)
-    if not isinstance(item, Mapping):
-        return []
-    if "messages" in item:
-        messages = item["messages"]
-        return (
-            [c for m in messages if isinstance(m, Mapping) for c in _message_calls(m)]
-            if isinstance(messages, list)
-            else []
-        )
-    if "conversation" in item:
-        turns = item["conversation"]
-        return [c for t in turns if isinstance(t, Mapping) for c in _turn_calls(t)] if isinstance(turns, list) else []
-    if "role" in item:
-        return _message_calls(item)
-    if "speaker" in item:
-        return _turn_calls(item)
-    if isinstance(item.get("name"), str) and ("arguments" in item or "args" in item):  # a bare call (otelgrade)
-        return [Call(item["name"] or "unknown", coerce_args(item.get("arguments", item.get("args"))))]
-    return []
-
-
-def _message_calls(message: Mapping[str, Any]) -> list[Call]:
-    """Tool calls of one OpenAI-style message (`tool_calls[*].function`, flat `{name, arguments}`, or the
-    legacy `function_call`); tool-result messages carry none."""
-    if message.get("role") == "tool":
-        return []
-    calls = []
-    for tool_call in message.get("tool_calls") or []:
-        if not isinstance(tool_call, Mapping):
-            continue
-        function = tool_call.get("function")
-        spec = function if isinstance(function, Mapping) else tool_call
-        calls.append(Call(spec.get("name") or "unknown", coerce_args(spec.get("arguments"))))
-    legacy = message.get("function_call")
-    if isinstance(legacy, Mapping):
-        calls.append(Call(legacy.get("name") or "unknown", coerce_args(legacy.get("arguments"))))
-    return calls
-
-
-_ACTION = re.compile(r"^\s*([^(]*?)\s*\((.*)\)\s*$", re.DOTALL)
-
-
-def _turn_calls(turn: Mapping[str, Any]) -> list[Call]:
-    """A canonical turn is a tool call only when its speaker says "(action)"; its text is `name(json)`
-    (Python-style kwargs stay unparsed, as `{"_raw": ...}`) or a bare tool name."""
-    if "(action)" not in str(turn.get("speaker", "")).lower():
-        return []
-    text = str(turn.get("text", turn.get("content", "")) or "").strip()
-    match = _ACTION.match(text)
-    if not match:
-        return [Call(text or "unknown", {})]
-    return [Call(match.group(1) or "unknown", coerce_args(match.group(2).strip()))]
-
-
-def agent_calls(trajectory: Trajectory) -> list[Call]:
-    return [Call(c.name or "unknown", coerce_args(c.arguments)) for c in trajectory.tool_calls]
-
-
-def args_match(mode: str, agent: Mapping[str, Any], reference: Mapping[str, Any]) -> bool:
-    """Flat comparison with Python `==` (so 1 == 1.0 and True == 1): `subset` = agent args inside the
-    reference's, `superset` = agent args contain the reference's."""
-    if mode == "exact":
-        return dict(agent) == dict(reference)
-    if mode == "ignore":
-        return True
-    if mode == "subset":
-        return all(k in reference and reference[k] == v for k, v in agent.items())
-    if mode == "superset":
-        return all(k in agent and agent[k] == v for k, v in reference.items())
-    raise ValueError(f"Unknown tool_args_match_mode: {mode}")
+_PREFIX = "potato."
 
 
 def _check_mode(value: str, allowed: Sequence[str], key: str) -> None:
@@ -177,19 +44,6 @@ def _check_mode(value: str, allowed: Sequence[str], key: str) -> None:
 
 def _reference(ground_truth: Any, trajectory: Trajectory) -> Any:
     return ground_truth if ground_truth is not None else trajectory.ground_truth
-
-
-def _greedy(wanted: Sequence[Call], pool: Sequence[Call], matches: Callable[[Call, Call], bool]) -> int:
-    """How many `wanted` calls each take the first unused `pool` call that `matches(pool_call, wanted_call)`."""
-    used = [False] * len(pool)
-    hits = 0
-    for want in wanted:
-        for j, candidate in enumerate(pool):
-            if not used[j] and matches(candidate, want):
-                used[j] = True
-                hits += 1
-                break
-    return hits
 
 
 # --- trajectory evaluators -------------------------------------------------------------------
@@ -233,11 +87,11 @@ def trajectory_match(
             if mode == "strict":
                 passed = len(agent) == len(ref) and all(matches(a, r) for a, r in zip(agent, ref, strict=True))
             elif mode == "unordered":
-                passed = len(agent) == len(ref) and _greedy(ref, agent, matches) == len(ref)
+                passed = len(agent) == len(ref) and greedy_matches(ref, agent, matches) == len(ref)
             elif mode == "subset":  # Potato compares with the two sides swapped here
-                passed = _greedy(agent, ref, matches) == len(agent)
+                passed = greedy_matches(agent, ref, matches) == len(agent)
             else:
-                passed = _greedy(ref, agent, matches) == len(ref)
+                passed = greedy_matches(ref, agent, matches) == len(ref)
         except ValueError as exc:
             return GradeResult.error(f"tool_args_match_overrides: {exc}", config_error=True, **meta)
         verdict = "pass" if passed else "fail"
@@ -295,7 +149,7 @@ def tool_call_accuracy(args_match_mode: str = "exact", ground_truth: Any = None,
         ref = reference_calls(_reference(ground_truth, trajectory))
         if not ref:
             return GradeResult.skipped("the reference has no tool calls", value=None, key=key or "tool_call_accuracy")
-        hits = _greedy(ref, agent_calls(trajectory), matches)
+        hits = greedy_matches(ref, agent_calls(trajectory), matches)
         rationale = f"{hits} of {len(ref)} reference tool call(s) reproduced"
         return GradeResult.scored(
             hits / len(ref), DEFAULT_THRESHOLD, rationale, value=f"{hits}/{len(ref)}", key=key or "tool_call_accuracy"
@@ -462,17 +316,17 @@ def embedding_similarity(
 
 def list_evaluators() -> list[str]:
     """The Potato registry names otelgrade provides (Potato's LLM-based evaluators map to `rubric`)."""
-    return sorted(EVALUATORS)
+    return sorted(name.removeprefix(_PREFIX) for name in list_graders() if name.startswith(_PREFIX))
 
 
-def build_evaluator(name: str, params: Mapping[str, Any] | None = None) -> GradeFn:
+def build_evaluator(name: str, params: Mapping[str, Any] | None = None) -> Grader:
     """Build a Potato evaluator from its registry name and parameters, as Potato's `build_evaluator` does."""
     return build_grader(_grader_type(name), dict(params or {}))
 
 
 def _grader_type(name: str) -> str:
-    if name in EVALUATORS:
-        return EVALUATORS[name]
+    if name in list_evaluators():
+        return _PREFIX + name
     if name in _JUDGE_EVALUATORS:
         return _JUDGE_EVALUATORS[name]
     if name in _LLM_EVALUATORS:
@@ -493,17 +347,24 @@ def potato_block(block: Mapping[str, Any], key: str | None = None) -> list[Grade
     name = block.get("evaluator", block.get("name"))
     if not isinstance(name, str):
         return None
-    if "params" not in block and "evaluator" not in block and name not in EVALUATORS and name not in _JUDGE_EVALUATORS:
+    known = name in _JUDGE_EVALUATORS or name in list_evaluators()
+    if "params" not in block and "evaluator" not in block and not known:
         return None
     type_name = _grader_type(name)
     params = block.get("params") or {}
     if not isinstance(params, Mapping):
         raise ConfigError("`params` must be a mapping of the evaluator's parameters", "params")
     threshold = block.get("threshold")
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
-        raise ConfigError(f"threshold must be a number between 0 and 1, not {threshold!r}", "threshold")
     own_name = block.get("name") if "evaluator" in block else None  # an automation action may name itself
     label = block.get("key") or params.get("key") or own_name or key
     if label is None:
         label = f"tool_use:{params.get('expected_tool')}" if name == "tool_use" else name
     return [GraderSpec(type=type_name, name=str(label), params=dict(params), threshold=threshold)]
+
+
+@native_file("potato")
+def potato_file(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """A Potato experiment's evaluators, as one suite."""
+    if "evaluators" not in doc:
+        return None
+    return [{"name": str(doc.get("name") or "default"), "graders": doc["evaluators"]}]

@@ -1,5 +1,5 @@
 """LLM-as-judge grader types: the rubric judge, the `submit_grade` tool-calling judge and the reference-free
-trajectory judge. Each builds a `Judge` (what to ask a model, how to read its answer); `judging.JudgeRunner` sends it.
+trajectory judge. Each builds a `Judge` (what to ask a model, how to read its answer); the judge client sends it.
 """
 
 from __future__ import annotations
@@ -11,140 +11,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import GradeResult, grader
+from otelgrade.graders.base import grader
+from otelgrade.graders.extractors import check_extractor, extract
+from otelgrade.graders.transcript import render_trajectory
+from otelgrade.judges import Judgement, JudgeRequest
+from otelgrade.judges.request import AnswerMode
+from otelgrade.results import GradeResult
+from otelgrade.settings import JudgeControls
 from otelgrade.trajectory import Trajectory
 
-AnswerMode = Literal["json_schema", "json_object", "tool"]
 PLACEHOLDERS = ("{input}", "{submission}", "{ground_truth}", "{trajectory}")
-_REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
 
-
-def _duration(value: Any) -> Any:
-    from otelgrade.config import parse_duration  # late: config imports the grader registry
-
-    return None if value is None else parse_duration(value)
-
-
-class Budget(BaseModel):
-    """A spend limit per period: tokens, money (USD by the `judge.prices` table), or both."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    tokens: int | None = Field(None, gt=0)
-    usd: float | None = Field(None, gt=0)
-    period: float = Field(86400.0, gt=0)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _shorthand(cls, value: Any) -> Any:
-        return {"tokens": value} if isinstance(value, int) and not isinstance(value, bool) else value
-
-    @field_validator("period", mode="before")
-    @classmethod
-    def _period(cls, value: Any) -> Any:
-        return _duration(value)
-
-    @model_validator(mode="after")
-    def _some_limit(self) -> Budget:
-        if self.tokens is None and self.usd is None:
-            raise ValueError("a budget needs `tokens` or `usd` (and optionally `period`, default 1d)")
-        return self
-
-
-class Controls(BaseModel):
-    """Per-grader judge settings; None means "as the global `judge:` block says"."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    sample: float | None = Field(None, ge=0.0, le=1.0)
-    max_concurrency: int | None = Field(None, gt=0)
-    rpm: float | None = Field(None, gt=0)
-    tpm: int | None = Field(None, gt=0)
-    budget: Budget | None = None
-    model: str | None = None
-    temperature: float | None = Field(None, ge=0.0, le=2.0)
-    provider: Literal["openai"] = "openai"
-    base_url: str | None = None
-    api_key_env: str | None = None
-    max_retries: int | None = Field(None, ge=0)
-    timeout: float | None = Field(None, gt=0)
-    reasoning_effort: str | None = None
-    max_tokens: int | None = Field(None, gt=0)
-
-    @field_validator("timeout", mode="before")
-    @classmethod
-    def _timeout(cls, value: Any) -> Any:
-        return _duration(value)
-
-
-def is_reasoning_model(model: str) -> bool:
-    """o1/o3/o4/gpt-5 style models: fixed temperature, no system role on the oldest ones."""
-    return bool(_REASONING_MODEL.match(model.rsplit("/", 1)[-1].lower()))
-
-
-@dataclass(frozen=True)
-class JudgeRequest:
-    """The chat request a judge wants sent (model and sampling settings are added by the runner)."""
-
-    system: str
-    user: str
-    mode: AnswerMode
-    pass_fail: bool = False
-
-    def api_params(self) -> dict[str, Any]:
-        """`response_format` or the forced `submit_grade` tool, for `chat.completions.create`."""
-        if self.mode == "tool":
-            return {
-                "tools": [SUBMIT_GRADE_TOOL],
-                "tool_choice": {"type": "function", "function": {"name": "submit_grade"}},
-            }
-        if self.mode == "json_object":
-            return {"response_format": {"type": "json_object"}}
-        schema = PASS_FAIL_SCHEMA if self.pass_fail else SCORE_SCHEMA
-        return {
-            "response_format": {
-                "type": "json_schema",
-                "json_schema": {"name": "grade", "strict": True, "schema": schema},
-            }
-        }
-
-
-SCORE_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "rationale": {"type": "string", "description": "Why this score, briefly."},
-        "score": {"type": "number", "description": "From 0.0 (complete failure) to 1.0 (perfect)."},
-    },
-    "required": ["rationale", "score"],
-    "additionalProperties": False,
-}
-PASS_FAIL_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "rationale": {"type": "string", "description": "Why, briefly."},
-        "passed": {"type": "boolean", "description": "True when the run meets the criteria."},
-    },
-    "required": ["rationale", "passed"],
-    "additionalProperties": False,
-}
-SUBMIT_GRADE_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "submit_grade",
-        "description": "Submit the grade for the response under evaluation.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "score": {"type": "number", "description": "From 0.0 (complete failure) to 1.0 (perfect)."},
-                "rationale": {"type": "string", "description": "Why this score, briefly."},
-            },
-            "required": ["score", "rationale"],
-        },
-    },
-}
 
 _ANSWER_JSON = 'Answer with a JSON object only: {"rationale": "<why, briefly>", "score": <number from 0.0 to 1.0>}.'
 _ANSWER_PASS_FAIL = 'Answer with a JSON object only: {"rationale": "<why, briefly>", "passed": <true or false>}.'
@@ -167,12 +47,12 @@ The run:
 
 
 @dataclass(frozen=True)
-class Judge:
+class Judge(Judgement):
     """One configured judge grader: its prompt, how the model answers, and its production controls."""
 
     kind: str
     template: str
-    controls: Controls = field(default_factory=Controls)
+    controls: JudgeControls = field(default_factory=JudgeControls)
     mode: AnswerMode = "json_schema"
     pass_fail: bool = False
     threshold: float = 0.5
@@ -201,8 +81,6 @@ class Judge:
             "{ground_truth}": _text(ground_truth),
         }
         if "{trajectory}" in user:
-            from otelgrade.render import render_trajectory
-
             values["{trajectory}"] = render_trajectory(trajectory)
         user = _fill(user, values)
         answer = _ANSWER_TOOL if self.mode == "tool" else _ANSWER_PASS_FAIL if self.pass_fail else _ANSWER_JSON
@@ -245,8 +123,6 @@ class Judge:
     def _submission(self, trajectory: Trajectory) -> str | None:
         if self.extractor is None:
             return trajectory.output or None
-        from otelgrade.graders.extractors import extract
-
         value = extract(trajectory, self.extractor, dict(self.extractor_config))
         return None if value is None or value == "" else _text(value)
 
@@ -284,26 +160,31 @@ def _prompt(prompt: str | None, prompt_path: str | None, default: str | None = N
     return default
 
 
-def _controls(controls: Mapping[str, Any]) -> Controls:
+def _controls(controls: Mapping[str, Any]) -> JudgeControls:
     try:
-        return Controls.model_validate(controls)
+        return JudgeControls.model_validate(controls)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        if first["type"] == "extra_forbidden":
-            accepted = ", ".join(Controls.model_fields)
-            raise ConfigError(f"unknown judge parameter {loc!r}; judges also accept: {accepted}", loc) from None
-        raise ConfigError(f"{first['msg']} (got {first.get('input')!r})", loc) from None
+        raise ConfigError.from_validation(exc, "a judge", JudgeControls.model_fields) from None
 
 
-def _check_extractor(extractor: str | None, config: Mapping[str, Any] | None) -> None:
+def _submission_judge(kind: str, mode: AnswerMode, given: Mapping[str, Any]) -> Judge:
+    """A judge of the run's submission (its output, or what `extractor` takes from the run)."""
+    extractor, extractor_config = given["extractor"], given["extractor_config"] or {}
     if extractor is not None:
-        from otelgrade.graders.extractors import check_extractor
+        check_extractor(extractor, extractor_config)
+    return Judge(
+        kind,
+        _prompt(given["prompt"], given["prompt_path"]),
+        _controls(given["controls"]),
+        mode,
+        threshold=given["threshold"],
+        extractor=extractor,
+        extractor_config=extractor_config,
+        ground_truth=given["ground_truth"],
+    )
 
-        check_extractor(extractor, config or {})
 
-
-@grader("rubric", "model_judge", judge=True)
+@grader("rubric", "model_judge")
 def rubric(
     prompt: str | None = None,
     prompt_path: str | None = None,
@@ -316,20 +197,10 @@ def rubric(
 ) -> Judge:
     """An LLM grades the run's submission against a rubric (`{input}`, `{submission}`, `{ground_truth}`,
     `{trajectory}` placeholders) and answers `{score, rationale}` in JSON; passes at `threshold`."""
-    _check_extractor(extractor, extractor_config)
-    return Judge(
-        "rubric",
-        _prompt(prompt, prompt_path),
-        _controls(controls),
-        response_format,
-        threshold=threshold,
-        extractor=extractor,
-        extractor_config=extractor_config or {},
-        ground_truth=ground_truth,
-    )
+    return _submission_judge("rubric", response_format, locals())
 
 
-@grader("agent_judge", "agent_as_judge", judge=True)
+@grader("agent_judge", "agent_as_judge")
 def agent_judge(
     prompt: str | None = None,
     prompt_path: str | None = None,
@@ -340,20 +211,10 @@ def agent_judge(
     **controls: Any,
 ) -> Judge:
     """A judge that must call `submit_grade(score, rationale)`, for models that grade better through tools."""
-    _check_extractor(extractor, extractor_config)
-    return Judge(
-        "agent_judge",
-        _prompt(prompt, prompt_path),
-        _controls(controls),
-        "tool",
-        threshold=threshold,
-        extractor=extractor,
-        extractor_config=extractor_config or {},
-        ground_truth=ground_truth,
-    )
+    return _submission_judge("agent_judge", "tool", locals())
 
 
-@grader("trajectory_judge", "llm_trajectory_judge", judge=True)
+@grader("trajectory_judge", "llm_trajectory_judge")
 def trajectory_judge(
     prompt: str | None = None,
     prompt_path: str | None = None,

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import GradeFn, GradeResult, GraderSpec, grader, native_shape
+from otelgrade.graders.base import GradeFn, grader, grader_type
 from otelgrade.graders.jsregex import JsRegex, JsRegexError, compile_prefixed, js_stringify
+from otelgrade.graders.specs import GraderSpec, native_file, native_shape
+from otelgrade.results import GradeResult
 from otelgrade.trajectory import ToolCall, Trajectory
 
 _ROLES = ("required", "disallowed", "sequence")
@@ -429,8 +431,6 @@ _BLOCK_KEYS = {"type", "config", "name", "threshold"}
 @native_shape("vally")
 def vally_block(block: Mapping[str, Any], key: str | None = None) -> list[GraderSpec] | None:
     """`{type: <vally grader type>, config: {...}}` as in a vally eval spec's `graders:` list."""
-    from otelgrade.graders.base import grader_type
-
     type_name = block.get("type")
     if not isinstance(type_name, str) or set(block) - _BLOCK_KEYS:
         return None
@@ -444,7 +444,17 @@ def vally_block(block: Mapping[str, Any], key: str | None = None) -> list[Grader
     if not isinstance(config, Mapping):
         raise ConfigError("`config` must be a mapping of the grader's settings", "config")
     threshold = block.get("threshold")
-    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
-        raise ConfigError(f"threshold must be a number between 0 and 1, not {threshold!r}", "threshold")
     name = block.get("name") or key or type_name
     return [GraderSpec(type=canonical, name=str(name), params=dict(config), threshold=threshold)]
+
+
+@native_file("vally")
+def vally_file(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """A vally eval spec: one suite per stimulus, so grader names stay unique within a suite."""
+    if "stimuli" not in doc:
+        return None
+    name = str(doc.get("name") or "default")
+    stimuli = [s for s in doc["stimuli"] or [] if isinstance(s, Mapping)]
+    return [
+        {"name": str(s.get("name") or f"{name}-{i}"), "graders": s.get("graders") or []} for i, s in enumerate(stimuli)
+    ]

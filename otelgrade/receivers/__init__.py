@@ -1,7 +1,38 @@
-"""OTLP receivers (gRPC and HTTP) that feed received spans and GenAI log events to the assembler."""
+"""OTLP receivers (gRPC and HTTP, traces and logs): transport in, request bodies out to an `Ingest`.
 
-from otelgrade.receivers.grpc import GrpcReceiver
-from otelgrade.receivers.http import HttpReceiver
-from otelgrade.receivers.ingest import Ingest, Outcome, RequestTooLarge, split_address
+Every module in this package is imported here, so each receiver registers itself.
+"""
 
-__all__ = ["GrpcReceiver", "HttpReceiver", "Ingest", "Outcome", "RequestTooLarge", "split_address"]
+import importlib
+import pkgutil
+
+from otelgrade.receivers.base import (
+    Encoding,
+    ExportResult,
+    Ingest,
+    InvalidRequest,
+    Overloaded,
+    Receiver,
+    RequestTooLarge,
+    Signal,
+    receiver_type,
+    receiver_types,
+    split_address,
+)
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = [
+    "Encoding",
+    "ExportResult",
+    "Ingest",
+    "InvalidRequest",
+    "Overloaded",
+    "Receiver",
+    "RequestTooLarge",
+    "Signal",
+    "receiver_type",
+    "receiver_types",
+    "split_address",
+]

@@ -15,8 +15,15 @@ import grpc
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from otelgrade.decode import DecodeError
-from otelgrade.receivers.ingest import Ingest, Overloaded, Signal, export_response
+from otelgrade.receivers.base import (
+    Ingest,
+    InvalidRequest,
+    Overloaded,
+    Receiver,
+    Signal,
+    export_response,
+    receiver_type,
+)
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +33,8 @@ PROTOCOL = "grpc"
 async def _export(ingest: Ingest, signal: Signal, request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
     metrics = ingest.metrics
     try:
-        outcome = await ingest.export(signal, request, "protobuf", PROTOCOL)
-    except DecodeError as exc:
+        result = await ingest.export(signal, request, "protobuf", PROTOCOL)
+    except InvalidRequest as exc:
         metrics.requests.labels(PROTOCOL, signal, "invalid").inc()
         await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         raise  # abort() raises; this line only satisfies the type checker
@@ -40,8 +47,8 @@ async def _export(ingest: Ingest, signal: Signal, request: bytes, context: grpc.
         metrics.requests.labels(PROTOCOL, signal, "error").inc()
         await context.abort(grpc.StatusCode.INTERNAL, "internal error while receiving the request")
         raise
-    metrics.requests.labels(PROTOCOL, signal, "partial" if outcome.rejected else "ok").inc()
-    return export_response(signal, outcome)
+    metrics.requests.labels(PROTOCOL, signal, "partial" if result.rejected else "ok").inc()
+    return export_response(signal, result)
 
 
 class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
@@ -67,13 +74,19 @@ def _raw_handler(service: str, export: Any, response_type: Any) -> grpc.GenericR
     return grpc.method_handlers_generic_handler(service, {"Export": method})
 
 
+@receiver_type("grpc", "0.0.0.0:4317")
+def grpc_receiver(address: str, ingest: Ingest) -> Receiver:
+    return GrpcReceiver(ingest, address)
+
+
 class GrpcReceiver:
     """The gRPC server; `start` binds and returns the bound port (useful with port 0)."""
 
-    def __init__(self, ingest: Ingest, max_request_bytes: int) -> None:
+    def __init__(self, ingest: Ingest, address: str) -> None:
+        self.address = address
         self._server = grpc.aio.server(
             options=[
-                ("grpc.max_receive_message_length", max_request_bytes),
+                ("grpc.max_receive_message_length", ingest.max_request_bytes),
                 ("grpc.max_send_message_length", 4 * 1024 * 1024),
             ]
         )
@@ -92,10 +105,10 @@ class GrpcReceiver:
             )
         )
 
-    async def start(self, address: str) -> int:
-        port = self._server.add_insecure_port(address)
+    async def start(self) -> int:
+        port: int = self._server.add_insecure_port(self.address)
         if port == 0:
-            raise OSError(f"cannot listen for OTLP/gRPC on {address}")
+            raise OSError(f"cannot listen for OTLP/gRPC on {self.address}")
         await self._server.start()
         return port
 

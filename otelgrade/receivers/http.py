@@ -16,28 +16,33 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.rpc import code_pb2, status_pb2
 
-from otelgrade.decode import DecodeError, Encoding
-from otelgrade.receivers.ingest import (
+from otelgrade.receivers.base import (
     RETRY_AFTER_SECONDS,
+    Encoding,
     Ingest,
+    InvalidRequest,
     Overloaded,
+    Receiver,
     RequestTooLarge,
     Signal,
     export_response,
-    gunzip_capped,
+    receiver_type,
+    split_address,
 )
 
 log = logging.getLogger(__name__)
 
 PROTOCOL = "http"
+_GZIP_CHUNK = 64 * 1024
 _CONTENT_TYPES: dict[str, Encoding] = {"application/x-protobuf": "protobuf", "application/json": "json"}
 _MEDIA_TYPE = {"protobuf": "application/x-protobuf", "json": "application/json"}
 
 
 def _encode(message: Message, encoding: Encoding) -> bytes:
-    if encoding == "json":
-        return json_format.MessageToJson(message, indent=None).encode()
-    return message.SerializeToString()
+    encoded: bytes = (
+        json_format.MessageToJson(message, indent=None).encode() if encoding == "json" else message.SerializeToString()
+    )
+    return encoded
 
 
 def _status(http_status: int, code: int, message: str, encoding: Encoding = "protobuf") -> web.Response:
@@ -63,11 +68,17 @@ def _overloaded(count: Any, signal: Signal, encoding: Encoding) -> web.Response:
     return response
 
 
+@receiver_type("http", "0.0.0.0:4318")
+def http_receiver(address: str, ingest: Ingest) -> Receiver:
+    return HttpReceiver(ingest, address)
+
+
 class HttpReceiver:
     """The aiohttp application and its listener; `start` returns the bound port (useful with port 0)."""
 
-    def __init__(self, ingest: Ingest) -> None:
+    def __init__(self, ingest: Ingest, address: str) -> None:
         self._ingest = ingest
+        self.address = address
         self.app = web.Application()
         self.app.router.add_post("/v1/traces", self._traces)
         self.app.router.add_post("/v1/logs", self._logs)
@@ -75,7 +86,8 @@ class HttpReceiver:
         self._runner = web.AppRunner(self.app, auto_decompress=False, access_log=None)
         self._site: web.TCPSite | None = None
 
-    async def start(self, host: str, port: int) -> int:
+    async def start(self) -> int:
+        host, port = split_address(self.address)
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, host or None, port, reuse_address=True)
         await self._site.start()
@@ -122,8 +134,8 @@ class HttpReceiver:
             count.labels(PROTOCOL, signal, "invalid").inc()
             return _status(400, code_pb2.INVALID_ARGUMENT, f"invalid gzip body: {exc}", encoding)
         try:
-            outcome = await ingest.export(signal, body, encoding, PROTOCOL)
-        except DecodeError as exc:
+            result = await ingest.export(signal, body, encoding, PROTOCOL)
+        except InvalidRequest as exc:
             count.labels(PROTOCOL, signal, "invalid").inc()
             return _status(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
         except Overloaded:
@@ -132,7 +144,25 @@ class HttpReceiver:
             log.exception("failed to handle an OTLP/HTTP %s request", signal)
             count.labels(PROTOCOL, signal, "error").inc()
             return _status(500, code_pb2.INTERNAL, "internal error while receiving the request", encoding)
-        count.labels(PROTOCOL, signal, "partial" if outcome.rejected else "ok").inc()
-        return web.Response(
-            body=_encode(export_response(signal, outcome), encoding), content_type=_MEDIA_TYPE[encoding]
-        )
+        count.labels(PROTOCOL, signal, "partial" if result.rejected else "ok").inc()
+        return web.Response(body=_encode(export_response(signal, result), encoding), content_type=_MEDIA_TYPE[encoding])
+
+
+def gunzip_capped(data: bytes, limit: int) -> bytes:
+    """Decompress a gzip body, refusing (without inflating it all) output larger than `limit`."""
+    out = bytearray()
+    pending = data
+    while pending:  # one pass per gzip member; concatenated members are valid gzip
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        while True:
+            chunk = inflater.decompress(pending, _GZIP_CHUNK)
+            out += chunk
+            if len(out) > limit:
+                raise RequestTooLarge(f"the decompressed body is over the {limit}-byte limit")
+            pending = inflater.unconsumed_tail
+            if inflater.eof:
+                pending = inflater.unused_data
+                break
+            if not chunk and not pending:
+                raise zlib.error("truncated gzip stream")
+    return bytes(out)

@@ -1,17 +1,25 @@
-"""Result sinks: where grades go besides the metrics (a JSONL file, an OTLP tracing backend).
+"""Result sinks: where grades go besides the metrics (a JSONL file, an OTLP tracing backend, ...).
 
-A sink is written to from a grading worker thread; it never raises into grading. Failures are
-counted in `otelgrade_sink_errors_total{sink}` and logged once per burst.
+A sink type is one file in this package: a `SinkSettings` subclass registered with `@sink_type`, whose
+`type` literal names it in the config and whose `build` makes the `Sink`. A sink is written to from a
+grading thread and never raises into grading; failures are counted in `otelgrade_sink_errors_total{sink}`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+import importlib
+import pkgutil
+from abc import abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
-from otelgrade import config
+from pydantic import ValidationError
+
+from otelgrade.errors import ConfigError
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
+from otelgrade.settings import Strict
 
 
 class Sink(Protocol):
@@ -24,20 +32,55 @@ class Sink(Protocol):
     def close(self) -> None: ...
 
 
-def make_sinks(configs: Sequence[config.Sink], metrics: Metrics) -> list[Sink]:
-    """Build the configured sinks (the config loader has already checked each one's fields)."""
-    from otelgrade.sinks.jsonl import JsonlSink
-    from otelgrade.sinks.otlp import OtlpSink
+class SinkSettings(Strict):
+    """One entry of `sinks:`; subclasses add `type: Literal["<name>"]` and their own keys."""
 
-    sinks: list[Sink] = []
-    for cfg in configs:
-        if cfg.type == "jsonl":
-            assert cfg.path is not None
-            sinks.append(JsonlSink(cfg.path, metrics, max_bytes=cfg.max_bytes, backups=cfg.backups))
-        else:
-            assert cfg.endpoint is not None
-            sinks.append(OtlpSink(cfg.endpoint, metrics, insecure=cfg.insecure))
-    return sinks
+    type: str
+
+    @abstractmethod
+    def build(self, metrics: Metrics) -> Sink:
+        """The sink these settings describe."""
+
+    def resolve_paths(self, base_dir: Path) -> SinkSettings:
+        """The same settings with relative file paths made relative to `base_dir` (the config file's folder)."""
+        return self
 
 
-__all__ = ["Sink", "make_sinks"]
+_S = TypeVar("_S", bound=type[SinkSettings])
+_TYPES: dict[str, type[SinkSettings]] = {}
+
+
+def sink_type(name: str) -> Callable[[_S], _S]:
+    """Register a sink's settings model under the `type:` it is configured with."""
+
+    def register(settings: _S) -> _S:
+        _TYPES[name] = settings
+        return settings
+
+    return register
+
+
+def sink_types() -> list[str]:
+    return sorted(_TYPES)
+
+
+def read_sink(raw: Any) -> SinkSettings:
+    """One `sinks:` entry validated by its type's settings model; errors name the key and the known types."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError("a sink must be a mapping such as {type: jsonl, path: grades.jsonl}")
+    kind = raw.get("type")
+    if kind not in sink_types():
+        raise ConfigError(f"unknown sink type {kind!r}; known types: {', '.join(sink_types())}", "type")
+    model = _TYPES[str(kind)]
+    try:
+        return model.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise ConfigError.from_validation(exc, f"a {kind} sink", model.model_fields) from None
+
+
+for _module in pkgutil.iter_modules(__path__):
+    if not _module.name.startswith("_"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+
+__all__ = ["Sink", "SinkSettings", "read_sink", "sink_type", "sink_types"]

@@ -8,10 +8,13 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Literal
+
+from pydantic import Field
 
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
+from otelgrade.sinks import Sink, SinkSettings, sink_type
 from otelgrade.sinks._burst import ErrorBurst
 
 FLUSH_INTERVAL = 0.5  # seconds between background flushes; a crash loses at most this much (< 1 s)
@@ -22,6 +25,24 @@ def encode_lines(grades: Sequence[Grade]) -> bytes:
     return b"".join(
         json.dumps(g.to_dict(), ensure_ascii=False, separators=(",", ":"), default=str).encode() + b"\n" for g in grades
     )
+
+
+@sink_type("jsonl")
+class JsonlSinkSettings(SinkSettings):
+    """`{type: jsonl, path: grades.jsonl}`: a relative path is relative to the config file's folder."""
+
+    type: Literal["jsonl"]
+    path: str
+    max_bytes: int = Field(100 * 1024 * 1024, gt=0)  # rotation size
+    backups: int = Field(5, ge=0)
+
+    def build(self, metrics: Metrics) -> Sink:
+        return JsonlSink(self.path, metrics, max_bytes=self.max_bytes, backups=self.backups)
+
+    def resolve_paths(self, base_dir: Path) -> SinkSettings:
+        if Path(self.path).is_absolute():
+            return self
+        return self.model_copy(update={"path": str(base_dir / self.path)})
 
 
 class JsonlSink:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from opentelemetry.sdk.resources import Resource
@@ -22,6 +22,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFl
 
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
+from otelgrade.sinks import Sink, SinkSettings, sink_type
 from otelgrade.sinks._burst import ErrorBurst
 
 # OpenTelemetry GenAI semantic conventions (development status): evaluation results.
@@ -106,6 +107,18 @@ class _CountingExporter(SpanExporter):
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return self.inner.force_flush(timeout_millis)
+
+
+@sink_type("otlp")
+class OtlpSinkSettings(SinkSettings):
+    """`{type: otlp, endpoint: localhost:4317}` (gRPC) or `endpoint: http://host:4318/v1/traces` (HTTP)."""
+
+    type: Literal["otlp"]
+    endpoint: str
+    insecure: bool = True
+
+    def build(self, metrics: Metrics) -> Sink:
+        return OtlpSink(self.endpoint, metrics, insecure=self.insecure)
 
 
 class OtlpSink:

@@ -12,9 +12,9 @@ from typing import Any
 
 import yaml
 
-from otelgrade.config import grader_specs
 from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader
+from otelgrade.graders import build_grader, grader_specs, grader_type
+from otelgrade.graders.evaldeck import case_params
 from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
 from tests.conformance.adapters import Observed
 
@@ -83,11 +83,11 @@ def multi_turn_trajectory(turns: list[dict[str, Any]], users: list[str]) -> Traj
 
 def _block(case: dict[str, Any]) -> dict[str, Any]:
     config = case["config"]
-    if "yaml" not in config:  # one grader class with its constructor parameters
-        block: dict[str, Any] = {"type": case["grader"], "params": config.get("params") or {}}
+    if "yaml" not in config:  # one grader class, graded against its test case's `expected:`
+        params = config.get("params") or {}
         if config.get("expected"):
-            block["defaults"] = config["expected"]
-        return block
+            params = case_params(grader_type(case["grader"]).name, params, config["expected"])
+        return {"type": case["grader"], "params": params}
     doc = yaml.safe_load(config["yaml"]) or {}
     if isinstance(doc.get("turns"), list) and not config.get("multi_turn"):
         # evaldeck's Python `Evaluator.evaluate` grades the whole run against the first turn only

@@ -10,9 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from otelgrade.config import grader_specs
 from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader
+from otelgrade.graders import build_grader, grader_specs
 from otelgrade.trajectory import ToolCall, Trajectory
 from tests.conformance.adapters import Observed
 

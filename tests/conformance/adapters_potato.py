@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from otelgrade.config import grader_specs
 from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader
-from otelgrade.graders.potato import as_text, list_evaluators, reference_calls
+from otelgrade.graders import build_grader, grader_specs
+from otelgrade.graders.potato import list_evaluators
+from otelgrade.graders.potato_reference import as_text, reference_calls
 from otelgrade.trajectory import ToolCall, Trajectory
 from tests.conformance.adapters import Observed
 

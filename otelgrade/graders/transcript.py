@@ -1,4 +1,4 @@
-"""A readable plain-text rendering of one agent run, for judge prompts (`{trajectory}`).
+"""One agent run as a readable transcript, for judge prompts (`{trajectory}`).
 
 Long texts are cut in the middle so a judge sees the start and end of each message and of the run.
 """

@@ -1,8 +1,8 @@
-"""The judge runner: sends judge graders' requests to an OpenAI-compatible endpoint on a sample of runs,
-within concurrency, rate and spend limits, off the ingest path, retrying what is worth retrying.
+"""The judge runner: the `JudgeClient` that sends judge graders' requests to an OpenAI-compatible endpoint, on a
+sample of runs, within concurrency, rate and spend limits, off the ingest path, retrying what is worth retrying.
 
-A judge that cannot answer (outage, timeout, malformed or out-of-range answer) gives an `error` grade,
-never a `fail`; a run that is not judged (not sampled, queue full, budget spent, no key) is `skipped`.
+A judge that cannot answer (outage, timeout, malformed or out-of-range answer) gives an `error` grade, never a
+`fail`; a run that is not judged (not sampled, queue full, budget spent, no key) is `skipped`.
 """
 
 from __future__ import annotations
@@ -10,27 +10,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
-import hashlib
 import logging
 import os
 import random
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
 import openai
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from otelgrade.graders.base import GradeResult
-from otelgrade.graders.rubric import Budget, Judge, JudgeRequest, is_reasoning_model
+from otelgrade.judges.limits import Ledger, Pacer
+from otelgrade.judges.request import Judgement, JudgeRequest, is_reasoning_model
+from otelgrade.judges.sampling import is_sampled
 from otelgrade.metrics import Metrics
+from otelgrade.results import GradeResult
+from otelgrade.settings import Budget, JudgeSettings
 from otelgrade.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
-
-Done = Callable[[GradeResult], None]
 
 # Why a run was not judged: the `reason` label of otelgrade_judge_skipped_runs_total, and the rationale.
 SKIP_REASONS = {
@@ -44,128 +44,12 @@ SKIP_REASONS = {
 }
 
 
-class Price(BaseModel):
-    """USD per million tokens."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-
-
-def _seconds(value: Any) -> Any:
-    from otelgrade.config import parse_duration  # late: config imports this module
-
-    return parse_duration(value)
-
-
-class JudgeSettings(BaseModel):
-    """The global `judge:` block: the default endpoint and model, and limits shared by every judge grader."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: str = "gpt-4o-mini"
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    sample: float = Field(1.0, ge=0.0, le=1.0)
-    max_concurrency: int = Field(8, gt=0)
-    queue_size: int = Field(1000, gt=0)
-    rpm: float | None = Field(None, gt=0)
-    tpm: int | None = Field(None, gt=0)
-    budget: Budget | None = None
-    prices: dict[str, Price] = Field(default_factory=dict)
-    max_retries: int = Field(3, ge=0)
-    timeout: float = Field(60.0, gt=0)
-    backoff: float = Field(0.5, gt=0)  # first retry delay; doubles per attempt, with jitter
-    max_backoff: float = Field(30.0, gt=0)  # also the longest Retry-After honoured before giving up
-
-    @field_validator("timeout", "backoff", "max_backoff", mode="before")
-    @classmethod
-    def _durations(cls, value: Any) -> Any:
-        return _seconds(value)
-
-    @model_validator(mode="after")
-    def _priced(self) -> JudgeSettings:
-        if self.budget is not None and self.budget.usd is not None and self.model not in self.prices:
-            raise ValueError(
-                f"a budget in usd needs a price for {self.model!r}: add judge.prices.{self.model}: {{input: <USD per "
-                "1M input tokens>, output: <USD per 1M output tokens>}"
-            )
-        return self
-
-
-def sample_point(trace_id: str, grader_name: str) -> float:
-    """A stable point in [0, 1) for this run and grader: every replica and replay computes the same."""
-    digest = hashlib.blake2b(f"{trace_id.lower()}\x00{grader_name}".encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / 2**64
-
-
-def is_sampled(trace_id: str, grader_name: str, rate: float) -> bool:
-    return rate >= 1.0 or sample_point(trace_id, grader_name) < rate
-
-
-class _Pacer:
-    """A token bucket for the event loop: `rate` per second, bursting to one second's worth; spend may go negative."""
-
-    def __init__(self, per_minute: float, clock: Callable[[], float]) -> None:
-        self.rate = per_minute / 60.0
-        self.capacity = max(1.0, self.rate)
-        self.level = self.capacity
-        self.clock = clock
-        self.stamp = clock()
-
-    def _refill(self) -> None:
-        now = self.clock()
-        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate)
-        self.stamp = now
-
-    async def take(self, amount: float = 1.0) -> None:
-        while True:
-            self._refill()
-            if self.level >= 1.0:
-                self.level -= amount
-                return
-            await asyncio.sleep((1.0 - self.level) / self.rate)
-
-    def spend(self, amount: float) -> None:
-        self._refill()
-        self.level -= amount
-
-
-class _Ledger:
-    """Spend per fixed period aligned to the epoch (so replicas' periods coincide); thread-safe."""
-
-    def __init__(self, budget: Budget, wall: Callable[[], float]) -> None:
-        self.budget, self.wall = budget, wall
-        self.window = -1
-        self.tokens, self.usd = 0, 0.0
-        self._lock = threading.Lock()
-
-    def _roll(self) -> None:
-        window = int(self.wall() // self.budget.period)
-        if window != self.window:
-            self.window, self.tokens, self.usd = window, 0, 0.0
-
-    def spent(self) -> bool:
-        with self._lock:
-            self._roll()
-            b = self.budget
-            return (b.tokens is not None and self.tokens >= b.tokens) or (b.usd is not None and self.usd >= b.usd)
-
-    def record(self, tokens: int, usd: float) -> None:
-        with self._lock:
-            self._roll()
-            self.tokens += tokens
-            self.usd += usd
-
-
 @dataclass
 class _Lane:
     """One judge grader's resolved settings and runtime state."""
 
     name: str
-    judge: Judge
+    judge: Judgement
     model: str
     base_url: str
     key_env: str
@@ -175,15 +59,15 @@ class _Lane:
     max_retries: int
     timeout: float
     semaphore: asyncio.Semaphore | None = None
-    rpm: _Pacer | None = None
-    tpm: _Pacer | None = None
-    ledger: _Ledger | None = None
+    rpm: Pacer | None = None
+    tpm: Pacer | None = None
+    ledger: Ledger | None = None
     priced: bool = True
     paused: bool = False
 
 
 class JudgeRunner:
-    """Runs judge graders: `submit` from any thread (non-blocking) for the live path, `evaluate` offline."""
+    """The `JudgeClient` of a running server or CLI: `judge` from any thread, answers on the runner's loop."""
 
     def __init__(
         self,
@@ -204,14 +88,14 @@ class JudgeRunner:
         self._lock = threading.Lock()
         self._queued = 0
         self._lanes: dict[tuple[str, int], _Lane] = {}
-        self._ledgers: dict[tuple[str, Budget], _Ledger] = {}
+        self._ledgers: dict[tuple[str, Budget], Ledger] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._clients: dict[tuple[str, str], openai.AsyncOpenAI] = {}
         self._warned: set[str] = set()
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
-        self._rpm = _Pacer(settings.rpm, clock) if settings.rpm else None
-        self._tpm = _Pacer(settings.tpm, clock) if settings.tpm else None
-        self._ledger = _Ledger(settings.budget, wall) if settings.budget else None
+        self._rpm = Pacer(settings.rpm, clock) if settings.rpm else None
+        self._tpm = Pacer(settings.tpm, clock) if settings.tpm else None
+        self._ledger = Ledger(settings.budget, wall) if settings.budget else None
 
     @property
     def enabled(self) -> bool:
@@ -220,7 +104,7 @@ class JudgeRunner:
 
     @property
     def queued(self) -> int:
-        """Runs accepted by `submit` and not yet started."""
+        """Runs accepted by `judge` and not yet started."""
         return self._queued
 
     # --- lifecycle
@@ -248,12 +132,12 @@ class JudgeRunner:
         for client in clients:
             await client.close()
 
-    # --- the two entry points
+    # --- the client interface
 
-    def submit(self, trajectory: Trajectory, grader_name: str, judge: Judge, done: Done) -> GradeResult | None:
-        """Queue a run for `judge`: None and `done(result)` later (on the runner's loop), or a `skipped`
-        grade now. Never blocks; callable from any thread."""
-        lane = self._lane(grader_name, judge)
+    def judge(self, grader: str, judgement: Judgement, trajectory: Trajectory) -> GradeResult | Future[GradeResult]:
+        """A `skipped` grade now, or the future answer (resolved on the runner's loop). Never blocks; callable
+        from any thread, the loop's own included (the offline path awaits the future there)."""
+        lane = self._lane(grader, judgement)
         reason = self._refusal(trajectory, lane)
         loop = self._loop
         if reason is None and (loop is None or self._closed):
@@ -268,33 +152,26 @@ class JudgeRunner:
         if reason is not None or loop is None:
             return self._skip(lane, reason or "not_running")
         self.metrics.judge_queue.inc()
+        answer: Future[GradeResult] = Future()
         try:
-            loop.call_soon_threadsafe(self._spawn, trajectory, lane, done)
+            loop.call_soon_threadsafe(self._spawn, trajectory, lane, answer)
         except RuntimeError:  # the loop has closed
             self._dequeue()
             return self._skip(lane, "not_running")
-        return None
-
-    async def evaluate(self, trajectory: Trajectory, grader_name: str, judge: Judge) -> GradeResult:
-        """Judge one run now (the offline path): the same sampling, limits and client as `submit`."""
-        lane = self._lane(grader_name, judge)
-        reason = self._refusal(trajectory, lane)
-        if reason is not None:
-            return self._skip(lane, reason)
-        return await self._judge(trajectory, lane)
+        return answer
 
     # --- queueing
 
-    def _spawn(self, trajectory: Trajectory, lane: _Lane, done: Done) -> None:
+    def _spawn(self, trajectory: Trajectory, lane: _Lane, answer: Future[GradeResult]) -> None:
         if self._closed:
             self._dequeue()
-            _call(done, self._skip(lane, "shutdown"))
+            answer.set_result(self._skip(lane, "shutdown"))
             return
-        task = asyncio.get_running_loop().create_task(self._run_queued(trajectory, lane, done))
+        task = asyncio.get_running_loop().create_task(self._run_queued(trajectory, lane, answer))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run_queued(self, trajectory: Trajectory, lane: _Lane, done: Done) -> None:
+    async def _run_queued(self, trajectory: Trajectory, lane: _Lane, answer: Future[GradeResult]) -> None:
         waiting = True
 
         def started() -> None:
@@ -312,7 +189,7 @@ class JudgeRunner:
             result = GradeResult.error(f"judge failed: {type(exc).__name__}: {exc}")
         finally:
             started()
-        _call(done, result)
+        answer.set_result(result)
 
     def _dequeue(self) -> None:
         with self._lock:
@@ -321,7 +198,7 @@ class JudgeRunner:
 
     # --- decisions
 
-    def _lane(self, grader_name: str, judge: Judge) -> _Lane:
+    def _lane(self, grader_name: str, judge: Judgement) -> _Lane:
         key = (grader_name, id(judge))
         lane = self._lanes.get(key)
         if lane is not None and lane.judge is judge:
@@ -337,7 +214,7 @@ class JudgeRunner:
             log.warning("judge %s: a usd budget is set but judge.prices has no %r; not judging", lane.name, lane.model)
         return lane
 
-    def _new_lane(self, name: str, judge: Judge) -> _Lane:
+    def _new_lane(self, name: str, judge: Judgement) -> _Lane:
         s, c = self.settings, judge.controls
         key_env = c.api_key_env or s.api_key_env
         model = c.model or s.model
@@ -353,19 +230,19 @@ class JudgeRunner:
             max_retries=c.max_retries if c.max_retries is not None else s.max_retries,
             timeout=c.timeout if c.timeout is not None else s.timeout,
             semaphore=asyncio.Semaphore(c.max_concurrency) if c.max_concurrency else None,
-            rpm=_Pacer(c.rpm, self.clock) if c.rpm else None,
-            tpm=_Pacer(c.tpm, self.clock) if c.tpm else None,
+            rpm=Pacer(c.rpm, self.clock) if c.rpm else None,
+            tpm=Pacer(c.tpm, self.clock) if c.tpm else None,
             ledger=self._grader_ledger(name, c.budget),
             priced=model in s.prices or not _needs_price(c.budget, s.budget),
         )
 
-    def _grader_ledger(self, name: str, budget: Budget | None) -> _Ledger | None:
+    def _grader_ledger(self, name: str, budget: Budget | None) -> Ledger | None:
         """One ledger per grader name and budget, so a config reload does not forget what was spent."""
         if budget is None:
             return None
         key = (name, budget)
         if key not in self._ledgers:
-            self._ledgers[key] = _Ledger(budget, self.wall)
+            self._ledgers[key] = Ledger(budget, self.wall)
         return self._ledgers[key]
 
     def _refusal(self, trajectory: Trajectory, lane: _Lane) -> str | None:
@@ -442,7 +319,7 @@ class JudgeRunner:
                 async with asyncio.timeout(lane.timeout):
                     response = await client.chat.completions.create(**params, timeout=lane.timeout)
             except Exception as exc:
-                outcome, retryable, retry_after, problem = _classify(exc, lane.timeout)
+                outcome, retryable, retry_after, problem = _classify(exc, lane.timeout, self.wall())
                 self._observe(lane.model, outcome, self.clock() - begun)
                 if not retryable or attempt + 1 >= attempts:
                     break
@@ -503,7 +380,7 @@ class JudgeRunner:
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter: between half and all of backoff * 2^attempt, capped."""
         ceiling = min(self.settings.max_backoff, self.settings.backoff * 2**attempt)
-        return ceiling * (0.5 + 0.5 * self.jitter())
+        return float(ceiling * (0.5 + 0.5 * self.jitter()))
 
     def _observe(self, model: str, outcome: str, seconds: float) -> None:
         self.metrics.judge_requests.labels(model, outcome).inc()
@@ -533,13 +410,6 @@ def _needs_price(*budgets: Budget | None) -> bool:
     return any(b is not None and b.usd is not None for b in budgets)
 
 
-def _call(done: Done, result: GradeResult) -> None:
-    try:
-        done(result)
-    except Exception:
-        log.exception("judge result callback failed")
-
-
 def _answer(response: Any) -> tuple[str | None, list[tuple[str, str]]]:
     """The first choice's text and its tool calls as (name, arguments JSON)."""
     choices = getattr(response, "choices", None) or []
@@ -552,14 +422,14 @@ def _answer(response: Any) -> tuple[str | None, list[tuple[str, str]]]:
     return message.content, calls
 
 
-def _classify(exc: Exception, timeout: float) -> tuple[str, bool, float | None, str]:
+def _classify(exc: Exception, timeout: float, now: float) -> tuple[str, bool, float | None, str]:
     """(metric outcome, worth retrying, Retry-After seconds, description) for a failed request."""
     if isinstance(exc, TimeoutError | openai.APITimeoutError):
         return "timeout", True, None, f"no answer within {timeout:g}s"
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = f"HTTP {status}: {exc.message}"
-        retry_after = _retry_after(exc.response.headers)
+        retry_after = _retry_after(exc.response.headers, now)
         if status == 429:
             return "rate_limited", True, retry_after, detail
         if status >= 500:
@@ -572,7 +442,7 @@ def _classify(exc: Exception, timeout: float) -> tuple[str, bool, float | None, 
     return "failed", False, None, f"{type(exc).__name__}: {exc}"
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
+def _retry_after(headers: Mapping[str, str], now: float) -> float | None:
     """Seconds from `retry-after-ms` or `Retry-After` (seconds or an HTTP date)."""
     with contextlib.suppress(TypeError, ValueError):
         if headers.get("retry-after-ms") is not None:
@@ -586,5 +456,5 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         pass
     with contextlib.suppress(TypeError, ValueError):
         date = email.utils.parsedate_to_datetime(value)
-        return max(0.0, date.timestamp() - time.time())
+        return max(0.0, date.timestamp() - now)
     return None

@@ -1,0 +1,161 @@
+"""Graders made of graders: `all_of`, `any_of`, `not`, `per_turn`, `threshold`.
+
+Each is an ordinary grader, usable from the config with its children written as grader blocks
+(`{type: all_of, graders: [...]}`), and as functions over built graders (evaldeck's `expected:` block
+is an `all_of`, its `turns:` a `per_turn`). Children may be judges: a combinator answers when they have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+from pydantic import Field, SkipValidation
+
+from otelgrade.errors import ConfigError
+from otelgrade.graders.base import Grader, Verdict, at_threshold, grade_safely, grader, then
+from otelgrade.graders.extractors import split_turns
+from otelgrade.graders.specs import grader_specs
+from otelgrade.judges import DISABLED, JudgeClient
+from otelgrade.results import GradeResult
+from otelgrade.trajectory import Trajectory
+
+Named = tuple[str, Grader]
+
+
+def _detail(results: Sequence[tuple[str, GradeResult]]) -> dict[str, Any]:
+    return {name: {"outcome": r.outcome, "rationale": r.rationale} for name, r in results}
+
+
+def conjunction(results: Sequence[tuple[str, GradeResult]]) -> GradeResult:
+    """AND: `error` if any errs, else `fail` if any fails, else `pass` (also when there is nothing to check)."""
+    detail = _detail(results)
+    errors = [f"{n}: {r.rationale}" for n, r in results if r.outcome == "error"]
+    if errors:
+        return GradeResult.error("; ".join(errors), graders=detail)
+    failed = [f"{n}: {r.rationale}" for n, r in results if r.outcome == "fail"]
+    if failed:
+        return GradeResult.check(False, "; ".join(failed), graders=detail)
+    if not results:
+        return GradeResult.check(True, "Nothing to check", graders=detail)
+    return GradeResult.check(True, f"All {len(results)} checks passed", graders=detail)
+
+
+def disjunction(results: Sequence[tuple[str, GradeResult]]) -> GradeResult:
+    """OR: `pass` if any passes, else `error` if any errs, else `fail` (`skipped` when nothing was checked)."""
+    detail = _detail(results)
+    passed = [n for n, r in results if r.outcome == "pass"]
+    if passed:
+        return GradeResult.check(True, f"{passed[0]} passed", graders=detail)
+    errors = [f"{n}: {r.rationale}" for n, r in results if r.outcome == "error"]
+    if errors:
+        return GradeResult.error("; ".join(errors), graders=detail)
+    failed = [f"{n}: {r.rationale}" for n, r in results if r.outcome == "fail"]
+    if failed:
+        return GradeResult.check(False, "none passed: " + "; ".join(failed), graders=detail)
+    return GradeResult.skipped("no check could be made", graders=detail)
+
+
+def _combined(graders: Sequence[Named], rule: Any) -> Grader:
+    def graded(trajectory: Trajectory) -> Verdict:
+        verdicts = [grade_safely(g, trajectory) for _, g in graders]
+        return then(verdicts, lambda results: rule(list(zip([n for n, _ in graders], results, strict=True))))
+
+    return graded
+
+
+def all_of(graders: Sequence[Named]) -> Grader:
+    return _combined(graders, conjunction)
+
+
+def any_of(graders: Sequence[Named]) -> Grader:
+    return _combined(graders, disjunction)
+
+
+def negation(child: Grader) -> Grader:
+    def flip(results: list[GradeResult]) -> GradeResult:
+        r = results[0]
+        if r.outcome not in ("pass", "fail"):
+            return r
+        return GradeResult.check(not r.passed, f"not ({r.rationale})", 1.0 - r.score if r.score is not None else None)
+
+    return lambda trajectory: then([grade_safely(child, trajectory)], flip)
+
+
+def per_turn(turns: Sequence[Sequence[Named]]) -> Grader:
+    """Turn i of the run graded by turn i's graders (all must pass), stopping at the first turn that fails;
+    a turn without graders passes, and a turn the run does not have is an `error`."""
+
+    def graded(trajectory: Trajectory) -> GradeResult:
+        run_turns = split_turns(trajectory)
+        results: list[tuple[str, GradeResult]] = []
+        for i, checks in enumerate(turns):
+            if not checks:
+                continue
+            if i >= len(run_turns):
+                results.append((f"turn {i}", GradeResult.error(f"the run has {len(run_turns)} turn(s), no turn {i}")))
+                break
+            verdict = all_of(checks)(run_turns[i])
+            if not isinstance(verdict, GradeResult):
+                raise ConfigError("per_turn takes code graders only: judges answer later, turn by turn is not known")
+            results.append((f"turn {i}", verdict))
+            if not verdict.passed:
+                break
+        return conjunction(results)
+
+    return graded
+
+
+# --- the config's spelling -------------------------------------------------------------------------
+
+
+def build_children(blocks: Any, where: str, judges: JudgeClient) -> list[Named]:
+    """Grader blocks (a list, or a mapping of name -> block) built as named graders."""
+    items = list(blocks.items()) if isinstance(blocks, dict) else [(None, b) for b in blocks or []]
+    out: list[Named] = []
+    for i, (key, block) in enumerate(items):
+        try:
+            out.extend((spec.name, spec.build(judges)) for spec in grader_specs(block, key))
+        except ConfigError as exc:
+            raise exc.at(f"{where}[{i}]" if key is None else f"{where}.{key}") from None
+    return out
+
+
+@grader("all_of")
+def all_of_type(
+    graders: list[dict[str, Any]] | dict[str, Any], _judges: SkipValidation[JudgeClient] = DISABLED
+) -> Grader:
+    """Passes when every grader in `graders` passes; an `error` of any is the result's error."""
+    return all_of(build_children(graders, "graders", _judges))
+
+
+@grader("any_of")
+def any_of_type(
+    graders: list[dict[str, Any]] | dict[str, Any], _judges: SkipValidation[JudgeClient] = DISABLED
+) -> Grader:
+    """Passes when at least one grader in `graders` passes."""
+    return any_of(build_children(graders, "graders", _judges))
+
+
+@grader("not")
+def not_type(grader: dict[str, Any], _judges: SkipValidation[JudgeClient] = DISABLED) -> Grader:
+    """Passes when `grader` fails (and fails when it passes); errors and skips stay as they are."""
+    ((_, child),) = build_children([grader], "grader", _judges)
+    return negation(child)
+
+
+@grader("per_turn")
+def per_turn_type(turns: list[list[dict[str, Any]]], _judges: SkipValidation[JudgeClient] = DISABLED) -> Grader:
+    """Turn i of a multi-turn run graded by the i-th list of graders, stopping at the first failing turn."""
+    return per_turn([build_children(t, f"turns[{i}]", _judges) for i, t in enumerate(turns)])
+
+
+@grader("threshold")
+def threshold_type(
+    grader: dict[str, Any],
+    min_score: Annotated[float, Field(ge=0.0, le=1.0)],
+    _judges: SkipValidation[JudgeClient] = DISABLED,
+) -> Grader:
+    """`grader`'s score judged again: pass at `min_score` or above (the `threshold:` key does the same)."""
+    ((_, child),) = build_children([grader], "grader", _judges)
+    return at_threshold(child, min_score)

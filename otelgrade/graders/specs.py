@@ -1,0 +1,115 @@
+"""Grader blocks as written in a config, read into `GraderSpec`s: otelgrade's own shape
+(`{name, type, ...params}`) and each reference system's, whose module registers a reader for it.
+
+`native_shape(system)` registers a reader of one grader block; `native_file(system)` a reader of a whole
+config file of that system (a vally spec, an evaldeck test case, ...), which returns otelgrade suites.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from otelgrade.errors import ConfigError
+from otelgrade.graders.base import Grader, at_threshold, build_grader, grader_type, list_graders
+from otelgrade.judges import DISABLED, JudgeClient
+
+
+@dataclass
+class GraderSpec:
+    """One grader as configured: the type to build, the name it reports under, its parameters and threshold."""
+
+    type: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        t = self.threshold
+        if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not 0.0 <= t <= 1.0):
+            raise ConfigError(f"threshold must be a number between 0 and 1, not {t!r}", "threshold")
+
+    def build(self, judges: JudgeClient = DISABLED) -> Grader:
+        built = build_grader(self.type, self.params, name=self.name, judges=judges)
+        return built if self.threshold is None else at_threshold(built, self.threshold)
+
+
+NativeShape = Callable[[Mapping[str, Any], str | None], "list[GraderSpec] | None"]
+NativeFile = Callable[[Mapping[str, Any]], "list[dict[str, Any]] | None"]
+_SHAPES: dict[str, NativeShape] = {}
+_FILES: dict[str, NativeFile] = {}
+
+
+def native_shape(system: str) -> Callable[[NativeShape], NativeShape]:
+    """Register a reader for one reference system's grader block.
+
+    The reader gets the block and its key in the enclosing mapping (letta-evals names graders by key),
+    and returns the specs it describes, or None when the block is not in its shape.
+    """
+
+    def register(reader: NativeShape) -> NativeShape:
+        _SHAPES[system] = reader
+        return reader
+
+    return register
+
+
+def native_file(system: str) -> Callable[[NativeFile], NativeFile]:
+    """Register a reader for a whole config file of one reference system: it returns otelgrade suites
+    (`[{name, graders}]`), or None when the file is not in that system's shape."""
+
+    def register(reader: NativeFile) -> NativeFile:
+        _FILES[system] = reader
+        return reader
+
+    return register
+
+
+def native_suites(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """The suites a reference system's whole file describes, or None for otelgrade's own shape."""
+    for reader in _FILES.values():
+        suites = reader(doc)
+        if suites is not None:
+            return suites
+    return None
+
+
+_OWN_KEYS = {"name", "type", "threshold", "config", "params"}
+
+
+def grader_specs(
+    block: Any, key: str | None = None, system: str | None = None, base_dir: Path | None = None
+) -> list[GraderSpec]:
+    """Read one grader block (otelgrade's shape or a reference system's) and check that it builds.
+
+    Relative file paths in parameters (`prompt_path`) are resolved against `base_dir`, the config file's folder.
+    """
+    if not isinstance(block, Mapping):
+        raise ConfigError("a grader must be a mapping such as {name: ..., type: ..., <parameters>}")
+    specs: list[GraderSpec] | None = None
+    for _system, reader in _SHAPES.items() if system is None else [(system, _SHAPES[system])]:
+        specs = reader(block, key)
+        if specs is not None:
+            break
+    if specs is None:
+        specs = [_own_spec(block, key)]
+    for spec in specs:
+        prompt_path = spec.params.get("prompt_path")
+        if base_dir is not None and isinstance(prompt_path, str) and not Path(prompt_path).is_absolute():
+            spec.params["prompt_path"] = str(base_dir / prompt_path)
+        spec.build()  # fail at load time, not on the first run
+    return specs
+
+
+def _own_spec(block: Mapping[str, Any], key: str | None) -> GraderSpec:
+    if "type" not in block:
+        raise ConfigError("a grader needs a `type`, one of: " + ", ".join(list_graders()), "type")
+    type_name = grader_type(str(block["type"])).name
+    params = {k: v for k, v in block.items() if k not in _OWN_KEYS}
+    for nested in ("config", "params"):
+        if isinstance(block.get(nested), Mapping):
+            params.update(block[nested])
+    name = str(block.get("name") or key or block["type"])
+    return GraderSpec(type=type_name, name=name, params=params, threshold=block.get("threshold"))

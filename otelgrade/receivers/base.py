@@ -1,0 +1,119 @@
+"""What every OTLP receiver shares: the request vocabulary, the `Ingest` it hands requests to, the
+export response, and the registry by which each receiver file adds itself to `receivers:`.
+
+A receiver knows transport only: it reads a body, asks `Ingest` to keep it, and answers in its protocol's
+terms. A new receiver is one file in this package registered with `@receiver_type(name, default_address)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from google.protobuf.message import Message
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from otelgrade.metrics import Metrics
+
+Signal = Literal["traces", "logs"]
+Encoding = Literal["protobuf", "json"]
+
+RETRY_AFTER_SECONDS = 2
+
+
+class InvalidRequest(ValueError):
+    """The payload as a whole cannot be decoded (HTTP 400, gRPC INVALID_ARGUMENT)."""
+
+
+class RequestTooLarge(ValueError):
+    """The payload (or what it decompresses to) is over `receivers.max_request_bytes` (HTTP 413)."""
+
+
+class Overloaded(RuntimeError):
+    """Grading has fallen behind; the request is refused as retryable (HTTP 503, gRPC UNAVAILABLE)."""
+
+
+@dataclass(slots=True, frozen=True)
+class ExportResult:
+    """One export request's answer: `rejected` items were not kept; `message` explains (or warns)."""
+
+    rejected: int = 0
+    message: str = ""
+
+
+class Ingest(Protocol):
+    """Where receivers hand requests. Called on the event loop's thread."""
+
+    metrics: Metrics
+    max_request_bytes: int
+
+    def busy(self) -> bool:
+        """True while senders should back off (answer 503 / UNAVAILABLE before reading the body)."""
+        ...
+
+    async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> ExportResult:
+        """Keep one request; raises `InvalidRequest` or `Overloaded`."""
+        ...
+
+
+class Receiver(Protocol):
+    async def start(self) -> int:
+        """Listen; return the bound port (useful with port 0)."""
+        ...
+
+    async def stop(self) -> None:
+        """Refuse new requests; let those in progress finish briefly."""
+        ...
+
+
+ReceiverFactory = Callable[[str, Ingest], Receiver]
+
+
+@dataclass(frozen=True)
+class ReceiverType:
+    name: str
+    factory: ReceiverFactory
+    default_address: str | None
+
+
+_TYPES: dict[str, ReceiverType] = {}
+
+
+def receiver_type(name: str, default_address: str | None) -> Callable[[ReceiverFactory], ReceiverFactory]:
+    """Register a receiver: `receivers: {<name>: host:port}` starts it (null turns it off)."""
+
+    def register(factory: ReceiverFactory) -> ReceiverFactory:
+        _TYPES[name] = ReceiverType(name, factory, default_address)
+        return factory
+
+    return register
+
+
+def receiver_types() -> dict[str, ReceiverType]:
+    """Every registered receiver by name (the package registers its modules when imported)."""
+    return dict(sorted(_TYPES.items()))
+
+
+def export_response(signal: Signal, result: ExportResult) -> Message:
+    """The ExportTraceServiceResponse / ExportLogsServiceResponse for a result (partial success if any)."""
+    if signal == "traces":
+        traces = trace_service_pb2.ExportTraceServiceResponse()
+        if result.rejected or result.message:
+            traces.partial_success.rejected_spans = result.rejected
+            traces.partial_success.error_message = result.message
+        return traces
+    logs = logs_service_pb2.ExportLogsServiceResponse()
+    if result.rejected or result.message:
+        logs.partial_success.rejected_log_records = result.rejected
+        logs.partial_success.error_message = result.message
+    return logs
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """`host:port` (also `[::1]:4317`, `:4317`) -> (host, port); raises ValueError when unusable."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"{address!r} is not host:port")
+    return host.strip("[]") or "0.0.0.0", int(port)

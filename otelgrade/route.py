@@ -1,0 +1,46 @@
+"""Which suites a run belongs to: a suite's `match` block as a predicate on the `Trajectory`.
+
+Keys are run fields (`service.name`, `agent_name`, `source`, `status`) or run/resource attributes; a value
+starting with `^` is a regular expression, a list accepts any of its values, anything else must be equal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from otelgrade.trajectory import Trajectory
+
+Predicate = Callable[[Trajectory], bool]
+
+FIELDS: dict[str, Callable[[Trajectory], Any]] = {
+    "service.name": lambda t: t.service_name,
+    "service_name": lambda t: t.service_name,
+    "agent_name": lambda t: t.agent_name,
+    "gen_ai.agent.name": lambda t: t.agent_name,
+    "source": lambda t: t.source,
+    "status": lambda t: t.status,
+}
+
+
+def _value_matcher(expected: Any) -> Callable[[Any], bool]:
+    if isinstance(expected, list):
+        options = [_value_matcher(e) for e in expected]
+        return lambda v: any(option(v) for option in options)
+    if isinstance(expected, str) and expected.startswith("^"):
+        pattern = re.compile(expected)
+        return lambda v: v is not None and pattern.search(str(v)) is not None
+    if isinstance(expected, str):
+        return lambda v: v is not None and str(v) == expected
+    return lambda v: v == expected
+
+
+def _attribute_reader(key: str) -> Callable[[Trajectory], Any]:
+    return lambda t: t.attributes.get(key)
+
+
+def match_filter(match: Mapping[str, Any]) -> Predicate:
+    """The predicate of a suite's `match` block: every key must match (an empty block matches every run)."""
+    checks = [(FIELDS.get(key) or _attribute_reader(key), _value_matcher(value)) for key, value in match.items()]
+    return lambda t: all(accepts(read(t)) for read, accepts in checks)
