@@ -19,11 +19,11 @@ The script drives one scenario at a time through the control API (see `client.py
     POST /_harness/end   {"runs": [ground truth of each run, in order]}
 
 A reply is {"text": "..."} or {"tool_calls": [{"name", "arguments"}]} or {"error": 500, "message": "..."}
-(an error reply stays: every later request fails too, as with a backend that is down), optionally with "usage": [prompt_tokens, completion_tokens]. Every OTLP request received between
-begin and end is written verbatim (gzip undone) to `<out>/<source>/<scenario>/NNNN.pb` (`.logs.pb`
-for logs, `.json`/`.logs.json` for OTLP/JSON), with a readable `dump/<scenario>.txt`; the runs'
-ground truth and the trace ids go to `<out>/<source>/expected.json`, in the layout of the shared
-fixtures.
+(an error reply stays: every later request fails too, as with a backend that is down), optionally with
+"usage": [prompt_tokens, completion_tokens]. Every OTLP request received between begin and end is
+written verbatim (gzip undone) to `<out>/<source>/<scenario>/NNNN.pb` (`.logs.pb` for logs,
+`.json`/`.logs.json` for OTLP/JSON), with a readable `dump/<scenario>.txt`; the runs' ground truth
+and the trace ids go to `<out>/<source>/expected.json`, in the layout of the shared fixtures.
 """
 
 from __future__ import annotations

@@ -31,9 +31,7 @@ TOOLS = {
     "get_weather": lambda a: {"Paris": "12C rain", "Tokyo": "18C sunny"}[a["city"]],
     "delete_account": lambda a: "account deleted",
 }
-SCHEMAS = [
-    {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}} for name in TOOLS
-]
+SCHEMAS = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}} for name in TOOLS]
 
 
 def agent(s: Scenario, request: str) -> str | None:
@@ -43,8 +41,12 @@ def agent(s: Scenario, request: str) -> str | None:
     llm_calls = 0
     with tracer.start_as_current_span(
         "invoke_agent travel_agent",
-        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "travel_agent",
-                    "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini"},
+        attributes={
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "travel_agent",
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": "gpt-4o-mini",
+        },
     ) as span:
         try:
             while True:
@@ -59,8 +61,12 @@ def agent(s: Scenario, request: str) -> str | None:
                     arguments = json.loads(call.function.arguments)
                     with tracer.start_as_current_span(
                         f"execute_tool {call.function.name}",
-                        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.function.name,
-                                    "gen_ai.tool.call.id": call.id, "gen_ai.tool.type": "function"},
+                        attributes={
+                            "gen_ai.operation.name": "execute_tool",
+                            "gen_ai.tool.name": call.function.name,
+                            "gen_ai.tool.call.id": call.id,
+                            "gen_ai.tool.type": "function",
+                        },
                     ) as tool_span:
                         try:
                             result = TOOLS[call.function.name](arguments)
@@ -82,23 +88,35 @@ def agent(s: Scenario, request: str) -> str | None:
 
 LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]
 SCENARIOS = {
-    "happy": ("Book me the cheapest flight from SFO to JFK tomorrow.", [
-        tool("search_flights", {"origin": "SFO", "destination": "JFK"}),
-        tool("book_flight", {"flight_id": "UA123"}),
-        text("Your flight UA123 is booked. Confirmation: ABC123456"),
-    ]),
-    "tool_error": ("Charge my card 120 dollars for the upgrade.", [
-        tool("charge_card", {"amount": 120}),
-        text("Sorry, your card was declined."),
-    ]),
-    "parallel": ("What's the weather in Paris and Tokyo?", [
-        tools(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})),
-        text("Paris: 12C and rain. Tokyo: 18C and sunny."),
-    ]),
-    "agent_error": ("Book me a flight to Mars.", [
-        tool("search_flights", {"origin": "SFO", "destination": "MARS"}),
-        failure(500, "model backend unavailable"),
-    ]),
+    "happy": (
+        "Book me the cheapest flight from SFO to JFK tomorrow.",
+        [
+            tool("search_flights", {"origin": "SFO", "destination": "JFK"}),
+            tool("book_flight", {"flight_id": "UA123"}),
+            text("Your flight UA123 is booked. Confirmation: ABC123456"),
+        ],
+    ),
+    "tool_error": (
+        "Charge my card 120 dollars for the upgrade.",
+        [
+            tool("charge_card", {"amount": 120}),
+            text("Sorry, your card was declined."),
+        ],
+    ),
+    "parallel": (
+        "What's the weather in Paris and Tokyo?",
+        [
+            tools(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})),
+            text("Paris: 12C and rain. Tokyo: 18C and sunny."),
+        ],
+    ),
+    "agent_error": (
+        "Book me a flight to Mars.",
+        [
+            tool("search_flights", {"origin": "SFO", "destination": "MARS"}),
+            failure(500, "model backend unavailable"),
+        ],
+    ),
 }
 
 for name, (request, replies) in SCENARIOS.items():
