@@ -1,4 +1,4 @@
-.PHONY: test serve bench
+.PHONY: test serve bench captures
 test:  ## install what the tests need, then lint, type-check and run the whole suite
 	./scripts/test
 
@@ -7,3 +7,7 @@ serve:  ## run the service on the embedded default config
 
 bench:  ## end-to-end throughput against the decode floor (prints a table; see bench/run.py)
 	.venv/bin/python -m bench.run
+
+captures:  ## re-capture every framework (builds each one's pinned environment), then regenerate the README table
+	.venv/bin/python tests/capture/harness.py --all
+	.venv/bin/python tests/capture/compat_table.py

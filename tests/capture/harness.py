@@ -59,6 +59,7 @@ class Harness:
         self.describe = describe
         self.scenario: str | None = None
         self.replies: list[dict[str, Any]] = []
+        self.script: list[dict[str, Any]] = []
         self.model_requests: list[dict[str, Any]] = []
         self.captured: list[tuple[str, bytes]] = []  # (file suffix, body)
         self.expected: dict[str, Any] = {"source": describe, "scenarios": {}}
@@ -71,6 +72,7 @@ class Harness:
         body = await request.json()
         self.scenario = body["scenario"]
         self.replies = list(body.get("replies", []))
+        self.script = list(self.replies)
         self.model_requests = []
         self.captured = []
         return web.json_response({"ok": True})
@@ -81,6 +83,8 @@ class Harness:
             return web.json_response({"error": "end without begin"}, status=400)
         await asyncio.sleep(float(body.get("settle", 0.5)))  # exporters that flush asynchronously
         scenario, runs = self.scenario, body["runs"]
+        for run in runs:
+            _in_request_order(run["tool_calls"], self.script)
         unused = [r for r in self.replies if "error" not in r]
         if unused:
             self.problems.append(f"{scenario}: {len(unused)} scripted replies were never asked for")
@@ -228,6 +232,25 @@ async def _stream(
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
     return response
+
+
+def _in_request_order(calls: list[dict[str, Any]], script: list[dict[str, Any]]) -> None:
+    """Calls asked for in one model response (parallel calls) are listed in the order the model asked for
+    them, whichever finished first; every other call keeps its place."""
+    for reply in script:
+        asked = [(c["name"], json.dumps(c["arguments"], sort_keys=True)) for c in reply.get("tool_calls", [])]
+        if len(asked) < 2:
+            continue
+        keys = [(c["name"], json.dumps(c["arguments"], sort_keys=True)) for c in calls]
+        places = [i for i, key in enumerate(keys) if key in asked]
+        if sorted(keys[i] for i in places) != sorted(asked):
+            continue  # not this response's calls (or not all of them ran)
+        ordered = sorted(
+            (calls[i] for i in places),
+            key=lambda c: asked.index((c["name"], json.dumps(c["arguments"], sort_keys=True))),
+        )
+        for i, call in zip(places, ordered, strict=True):
+            calls[i] = call
 
 
 def _describe(suffix: str, data: bytes) -> tuple[list[str], str]:

@@ -300,7 +300,9 @@ async def subagent() -> None:
             answer = await run(front_desk, request)
         outer = next(r for r in S.runs if r["agent_name"] == "front_desk")
         inner = next(r for r in S.runs if r["agent_name"] == "weather_desk")
-        outer.update(output=answer, status="ok", llm_calls=CALLS.get("front_desk", 0))
+        outer.update(
+            output=None, status="ok", llm_calls=CALLS.get("front_desk", 0)
+        )  # it handed over: no answer of its own
         inner.update(output=answer, status="ok", llm_calls=CALLS.get("weather_desk", 0))
         S.runs[:] = [outer, inner]
         provider.force_flush()

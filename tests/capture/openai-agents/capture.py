@@ -3,7 +3,8 @@
 The instrumentor replaces the SDK's own trace processors (exclusive mode, its default), so the
 SDK's hosted trace export never runs; its spans go through an OTel SDK TracerProvider to the
 OTLP/HTTP exporter. Content is on by default. Each scenario is wrapped in a `handle_request` span.
-The handoff scenario is one `Runner.run` in which triage_agent hands over to booking_agent.
+The handoff scenario is one `Runner.run` in which triage_agent hands over to booking_agent: two runs, the
+second taking over the request.
 """
 
 import asyncio
@@ -73,15 +74,19 @@ class Hooks(RunHooks):
     """Counts the model calls the Runner makes and records handoffs (the SDK's own hooks, not the spans)."""
 
     def __init__(self) -> None:
-        self.calls = 0
+        self.calls = 0  # model calls of the current agent's run
         self.handoffs = []
 
     async def on_llm_start(self, context, agent, system_prompt, input_items) -> None:
         self.calls += 1
 
     async def on_handoff(self, context, from_agent, to_agent) -> None:
+        """A handoff ends the handing agent's run (no answer of its own); the new agent's run takes the request."""
         s.tool(f"transfer_to_{to_agent.name}", {}, None)  # the SDK runs the handoff tool itself
         self.handoffs.append(s.runs[-1]["tool_calls"][-1])
+        s.finish(None, "ok", self.calls)
+        s.run(to_agent.name, s.runs[-1]["input"])
+        self.calls = 0
 
 
 travel_agent = Agent(
