@@ -1,4 +1,5 @@
-"""Read trajectories from files: OTLP protobuf or JSON exports, or trajectory JSON lines.
+"""Read trajectories from files: OTLP protobuf or JSON exports, trajectory JSON lines, or what the
+OpenTelemetry SDK's console exporters print.
 
 The same decoder and rebuild functions as the live server: spans and log events of all the
 files given are grouped by trace id, then each trace is rebuilt once.
@@ -7,7 +8,9 @@ files given are grouped by trace id, then each trace is rebuilt once.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +19,18 @@ from pydantic import ValidationError
 from otelgrade.decode import DecodeError, decode_logs, decode_traces, sniff_signal
 from otelgrade.errors import InputError
 from otelgrade.rebuild import rebuild
+from otelgrade.rebuild.dialect import Dialect
 from otelgrade.spans import LogEvent, Span
 from otelgrade.trajectory import Trajectory
 
 _SUFFIXES = (".pb", ".json", ".jsonl")
 _TRAJECTORY_KEYS = ("trace_id", "span_id")
+_JSON_KINDS = (
+    "OTLP JSON (resourceSpans/resourceLogs), trajectory JSON or the OpenTelemetry SDK's console exporter output"
+)
+_NEXT_VALUE = re.compile(r"\S")
+# OTLP JSON requests; protobuf's JSON printer writes the snake_case names with `preserving_proto_field_name`.
+_REQUEST_KEYS = {"resourceSpans": "traces", "resource_spans": "traces", "resourceLogs": "logs", "resource_logs": "logs"}
 
 
 class _Collected:
@@ -38,19 +48,31 @@ class _Collected:
             self.logs.setdefault(event.trace_id, []).append(event)
 
 
-def read_inputs(paths: Sequence[str | Path]) -> Iterator[Trajectory]:
+def read_inputs(paths: Sequence[str | Path], dialects: Sequence[Dialect] = ()) -> Iterator[Trajectory]:
     """Files or directories: OTLP protobuf `*.pb` (ExportTraceServiceRequest), `*.logs.pb`
     (ExportLogsServiceRequest), OTLP JSON `*.json`/`*.jsonl` (traces or logs, one request per file
     or per line), and trajectory JSON (objects as printed by `otelgrade trajectories`, one per line,
     recognised by having `trace_id` + `span_id` + `tool_calls`/`llm_calls` keys). Spans and logs of
     all files given are grouped by trace id before rebuilding (a trace is split over many files).
-    Raises otelgrade.errors.InputError naming the file for unreadable input."""
+    Also what the Python SDK's ConsoleSpanExporter and ConsoleLogRecordExporter print (JSON objects one after
+    another, ids as 0x-hex). Raises otelgrade.errors.InputError naming the file for unreadable input."""
+    collected = _collect(paths)
+    yield from collected.trajectories
+    for trace_id, spans in collected.spans.items():
+        yield from rebuild(spans, collected.logs.get(trace_id, ()), dialects)
+
+
+def read_spans(paths: Sequence[str | Path]) -> dict[str, tuple[list[Span], list[LogEvent]]]:
+    """The spans and GenAI log events in the files, by trace id (trajectory JSON has none)."""
+    collected = _collect(paths)
+    return {trace_id: (spans, collected.logs.get(trace_id, [])) for trace_id, spans in collected.spans.items()}
+
+
+def _collect(paths: Sequence[str | Path]) -> _Collected:
     collected = _Collected()
     for path, explicit in _files(paths):
         _read_file(path, explicit, collected)
-    yield from collected.trajectories
-    for trace_id, spans in collected.spans.items():
-        yield from rebuild(spans, collected.logs.get(trace_id, ()))
+    return collected
 
 
 def _files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, bool]]:
@@ -71,20 +93,25 @@ def _read_file(path: Path, explicit: bool, out: _Collected) -> None:
         body = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if path.suffix == ".pb" or (explicit and path.suffix not in (".json", ".jsonl") and not _looks_like_json(body)):
+        _read_protobuf(path, body, out)
+    else:
+        _read_json(path, body, explicit, out)
+
+
+def _read_protobuf(path: Path, body: bytes, out: _Collected) -> None:
+    """One ExportTraceServiceRequest, or ExportLogsServiceRequest (`*.logs.pb`, or as its content says)."""
     try:
-        if path.name.endswith(".logs.pb"):
+        if path.name.endswith(".logs.pb") or sniff_signal(body, "protobuf") == "logs":
             out.add_logs(decode_logs(body).events)
-        elif path.suffix == ".pb" or (
-            explicit and path.suffix not in (".json", ".jsonl") and not _looks_like_json(body)
-        ):
-            if sniff_signal(body, "protobuf") == "logs":
-                out.add_logs(decode_logs(body).events)
-            else:
-                out.add_spans(decode_traces(body).spans)
         else:
-            _read_json(path, body, explicit, out)
+            out.add_spans(decode_traces(body).spans)
     except DecodeError as exc:
-        raise InputError(f"{path}: {exc}") from exc
+        raise InputError(
+            f"{path}: not an OTLP protobuf export request (the body of an ExportTraceServiceRequest or "
+            "ExportLogsServiceRequest, as OTLP exporters send it), or a damaged one; otelgrade reads those, "
+            + _JSON_KINDS
+        ) from exc
 
 
 def _looks_like_json(body: bytes) -> bool:
@@ -93,36 +120,46 @@ def _looks_like_json(body: bytes) -> bool:
 
 def _read_json(path: Path, body: bytes, explicit: bool, out: _Collected) -> None:
     try:
-        text = body.decode("utf-8")
+        text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 JSON: {exc}") from exc
-    try:
-        documents: list[tuple[int, Any]] = [(0, json.loads(text))]
-    except ValueError:
-        documents = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                documents.append((number, json.loads(line)))
-            except ValueError as exc:
-                raise InputError(f"{path}:{number}: invalid JSON: {exc}") from exc
-    recognised = False
-    for number, doc in documents:
+    recognised = seen = False
+    for number, doc in _json_values(path, text):
+        seen = True
         for item in doc if isinstance(doc, list) else [doc]:
             recognised |= _read_document(path, number, item, out)
-    if explicit and not recognised and documents:
-        raise InputError(f"{path}: neither OTLP JSON (resourceSpans/resourceLogs) nor trajectory JSON")
+    if explicit and seen and not recognised:
+        raise InputError(f"{path}: JSON, but not {_JSON_KINDS}")
+
+
+def _json_values(path: Path, text: str) -> Iterator[tuple[int, Any]]:
+    """Each JSON value in `text` and the line it starts on: one document, JSON lines, or pretty-printed objects
+    one after another (as the SDK's console exporters print them)."""
+    decoder = json.JSONDecoder()
+    position, line = 0, 1
+    while (found := _NEXT_VALUE.search(text, position)) is not None:
+        line += text.count("\n", position, found.start())
+        try:
+            value, position = decoder.raw_decode(text, found.start())
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+        yield line, value
+        line += text.count("\n", found.start(), position)
 
 
 def _read_document(path: Path, number: int, doc: Any, out: _Collected) -> bool:
-    where = f"{path}:{number}" if number else str(path)
+    where = f"{path}:{number}"
     if not isinstance(doc, dict):
         return False
-    if "resourceSpans" in doc or "resourceLogs" in doc:
+    try:
+        doc = _from_console(doc)
+    except ValueError as exc:
+        raise InputError(f"{where}: a console exporter's span or log record, but unreadable: {exc}") from exc
+    signal = next((signal for key, signal in _REQUEST_KEYS.items() if key in doc), None)
+    if signal is not None:
         raw = json.dumps(doc).encode()
         try:
-            if "resourceLogs" in doc:
+            if signal == "logs":
                 out.add_logs(decode_logs(raw, "json").events)
             else:
                 out.add_spans(decode_traces(raw, "json").spans)
@@ -136,3 +173,88 @@ def _read_document(path: Path, number: int, doc: Any, out: _Collected) -> bool:
             raise InputError(f"{where}: not a valid trajectory: {exc.errors()[0].get('msg', exc)}") from exc
         return True
     return False
+
+
+# --- the Python SDK's console exporters: ReadableSpan.to_json / ReadableLogRecord.to_json -------------------
+
+_KINDS = {f"SpanKind.{k}": i for i, k in enumerate(("INTERNAL", "SERVER", "CLIENT", "PRODUCER", "CONSUMER"), 1)}
+_STATUS_CODES = {"UNSET": 0, "OK": 1, "ERROR": 2}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _from_console(doc: dict[str, Any]) -> dict[str, Any]:
+    """A span or log record as the console exporters print it, as the OTLP JSON request that carries it;
+    any other document as it is."""
+    resource = {"attributes": _key_values((doc.get("resource") or {}).get("attributes"))}
+    context = doc.get("context")
+    if isinstance(context, dict) and "trace_id" in context and "name" in doc:
+        status = doc.get("status") or {}
+        span = {
+            "traceId": _hex(context.get("trace_id")),
+            "spanId": _hex(context.get("span_id")),
+            "parentSpanId": _hex(doc.get("parent_id")),
+            "name": doc["name"],
+            "kind": _KINDS.get(str(doc.get("kind")), 0),
+            "startTimeUnixNano": _nanos(doc.get("start_time")),
+            "endTimeUnixNano": _nanos(doc.get("end_time")),
+            "status": {
+                "code": _STATUS_CODES.get(str(status.get("status_code")), 0),
+                "message": status.get("description"),
+            },
+            "attributes": _key_values(doc.get("attributes")),
+            "events": [
+                {
+                    "name": e.get("name"),
+                    "timeUnixNano": _nanos(e.get("timestamp")),
+                    "attributes": _key_values(e.get("attributes")),
+                }
+                for e in doc.get("events") or []
+            ],
+        }
+        return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": [span]}]}]}
+    if "observed_timestamp" in doc and "trace_id" in doc and "body" in doc:
+        record = {
+            "timeUnixNano": _nanos(doc.get("timestamp")),
+            "observedTimeUnixNano": _nanos(doc.get("observed_timestamp")),
+            "severityNumber": doc.get("severity_number") or 0,
+            "severityText": doc.get("severity_text") or "",
+            "body": _any_value(doc.get("body")),
+            "attributes": _key_values(doc.get("attributes")),
+            "traceId": _hex(doc.get("trace_id")),
+            "spanId": _hex(doc.get("span_id")),
+            "eventName": doc.get("event_name") or "",
+        }
+        return {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": [record]}]}]}
+    return doc
+
+
+def _hex(value: Any) -> str:
+    return value.removeprefix("0x") if isinstance(value, str) else ""
+
+
+def _nanos(iso: Any) -> str:
+    """`2025-01-02T03:04:05.123456Z` (what the SDK prints) -> nanoseconds since the epoch, as OTLP JSON writes them."""
+    if not isinstance(iso, str):
+        return "0"
+    moment = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return str((moment - _EPOCH) // timedelta(microseconds=1) * 1000)
+
+
+def _key_values(attributes: Any) -> list[dict[str, Any]]:
+    items = attributes.items() if isinstance(attributes, dict) else ()
+    return [{"key": str(key), "value": _any_value(value)} for key, value in items]
+
+
+def _any_value(value: Any) -> dict[str, Any]:
+    """A JSON value as an OTLP JSON AnyValue."""
+    if isinstance(value, bool):
+        return {"boolValue": value}
+    if isinstance(value, int):
+        return {"intValue": str(value)}
+    if isinstance(value, float):
+        return {"doubleValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_any_value(v) for v in value]}}
+    if isinstance(value, dict):
+        return {"kvlistValue": {"values": _key_values(value)}}
+    return {} if value is None else {"stringValue": str(value)}

@@ -29,6 +29,10 @@ class ToolCall(BaseModel):
     span_id: str | None = None
 
 
+Part = Literal["input", "output", "messages", "tool_arguments", "tool_results", "llm_calls"]
+PARTS: tuple[Part, ...] = ("input", "output", "messages", "tool_arguments", "tool_results", "llm_calls")
+
+
 class Trajectory(BaseModel):
     trace_id: str
     span_id: str
@@ -49,6 +53,7 @@ class Trajectory(BaseModel):
     attributes: dict[str, Any] = Field(default_factory=dict)
     ground_truth: Any = None
     parent_span_id: str | None = None  # the enclosing run's span id for a nested run (handoff, sub-agent)
+    lacks: list[Part] = Field(default_factory=list)  # parts this trace cannot carry (e.g. content capture off)
 
     def assistant_texts(self) -> list[str]:
         """The text of every assistant message, oldest first."""

@@ -433,3 +433,15 @@ def test_structured_messages_on_an_inference_details_log_record() -> None:
     [run] = rebuild(spans, [LogEvent(TRACE, "2".rjust(16, "0"), details)])
     assert (run.input, run.output, run.llm_calls[0].finish_reason) == ("Capital of Peru?", "Lima.", "stop")
     assert run.messages == [{"role": "user", "content": "Capital of Peru?"}, {"role": "assistant", "content": "Lima."}]
+
+
+def test_an_empty_agent_span_is_a_placeholder_but_one_that_says_something_is_a_run() -> None:
+    """LangGraph's Traceloop instrumentation writes an empty `invoke_agent` beside the real work; an agent span
+    whose content is on the span itself (its request and answer, or its model calls recorded as events) is not."""
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"}
+    placeholder = [span("1", None, "handle_request"), span("2", "1", "invoke_agent helper", agent)]
+    assert [t.span_id for t in rebuild(placeholder)] == ["1".rjust(16, "0")]  # the trace root, as with no agent
+    messages = {"gen_ai.input.messages": json.dumps([parts_user("hi")])}
+    talking = [span("1", None, "handle_request"), span("2", "1", "invoke_agent helper", agent | messages)]
+    (run,) = rebuild(talking)
+    assert (run.agent_name, run.input) == ("helper", "hi")

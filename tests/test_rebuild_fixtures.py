@@ -1,6 +1,7 @@
 """Every run of every captured trace is rebuilt as its ground truth (`expected.json`) says.
 
-Walks `tests/fixtures/traces` and `tests/fixtures/logs`, plus the folders named by
+Walks `tests/fixtures/traces`, `tests/fixtures/logs` and `tests/fixtures/frameworks` (real framework
+instrumentation captured by `tests/capture/harness.py`), plus the folders named by
 `OTELGRADE_FIXTURES_DIR` and `OTELGRADE_LOGS_FIXTURES_DIR` when set (same layout:
 `<source>/expected.json`, `<source>/<scenario>/*.pb` and `*.logs.pb`).
 """
@@ -20,7 +21,7 @@ from otelgrade.spans import LogEvent, Span
 from otelgrade.trajectory import Trajectory
 
 HERE = Path(__file__).parent / "fixtures"
-ROOTS = [HERE / "traces", HERE / "logs"] + [
+ROOTS = [HERE / "traces", HERE / "logs", HERE / "frameworks"] + [
     Path(p) for p in (os.environ.get("OTELGRADE_FIXTURES_DIR"), os.environ.get("OTELGRADE_LOGS_FIXTURES_DIR")) if p
 ]
 
@@ -73,64 +74,71 @@ def as_json(value: Any) -> Any:
 
 
 def differences(expected: dict[str, Any], got: Trajectory) -> list[str]:
+    """What the rebuilt run gets wrong. A part the ground truth says the trace cannot carry (`lacks`) must be
+    marked missing on the trajectory, and is not compared."""
     problems = []
+    lacks = set(expected.get("lacks", ()))
+    if set(got.lacks) != lacks:
+        problems.append(f"lacks {got.lacks} != {sorted(lacks)}")
     if got.status != expected["status"]:
         problems.append(f"status {got.status} != {expected['status']}")
-    if expected.get("input") and fold(expected["input"]) not in fold(got.input or ""):
+    if "input" not in lacks and expected.get("input") and fold(expected["input"]) not in fold(got.input or ""):
         problems.append(f"input {got.input!r}")
     if expected.get("output") is None:
         if got.output:
             problems.append(f"output {got.output!r} where none was produced")
-    elif fold(expected["output"]) not in fold(got.output or ""):
+    elif "output" not in lacks and fold(expected["output"]) not in fold(got.output or ""):
         problems.append(f"output {got.output!r}")
-    if len(got.llm_calls) != expected["llm_calls"]:
+    if "llm_calls" not in lacks and len(got.llm_calls) != expected["llm_calls"]:
         problems.append(f"{len(got.llm_calls)} LLM calls != {expected['llm_calls']}")
     want, have = expected["tool_calls"], got.tool_calls
     if [t["name"] for t in want] != [t.name for t in have]:
         problems.append(f"tools {[t.name for t in have]} != {[t['name'] for t in want]}")
         return problems
     for i, (e, g) in enumerate(zip(want, have, strict=True)):
-        if as_json(e.get("arguments")) != as_json(g.arguments):
+        if "tool_arguments" not in lacks and as_json(e.get("arguments")) != as_json(g.arguments):
             problems.append(f"tool {i} arguments {g.arguments!r}")
         if bool(e.get("error")) != g.error:
             problems.append(f"tool {i} error flag {g.error}")
-        if not e.get("error") and e.get("result") is not None:
+        if "tool_results" not in lacks and not e.get("error") and e.get("result") is not None:
             exp, res = e["result"], g.result
             if res is None or (as_json(exp) != as_json(res) and fold(exp) not in fold(res)):
                 problems.append(f"tool {i} result {res!r}")
     return problems
 
 
-def find_run(expected: dict[str, Any], got: list[Trajectory]) -> Trajectory:
-    """The one trajectory of that agent whose input holds the expected request."""
+def find_run(expected: dict[str, Any], got: list[Trajectory], position: int) -> Trajectory:
+    """The one trajectory of that agent whose input holds the expected request; else, where the trace does
+    not name the agent (an agent called as a tool, a run whose agent span was lost), the run in the same
+    position in start order."""
     matches = [
         t
         for t in got
         if t.agent_name == expected["agent_name"]
         and (not expected.get("input") or fold(expected["input"]) in fold(t.input or ""))
     ]
-    assert len(matches) == 1, f"{len(matches)} runs of {expected['agent_name']} for {expected.get('input')!r}"
-    return matches[0]
+    assert len(matches) <= 1, f"{len(matches)} runs of {expected['agent_name']} for {expected.get('input')!r}"
+    return matches[0] if matches else got[position]
 
 
 @pytest.mark.parametrize(("folder", "spec"), scenarios())
 def test_every_run_is_rebuilt_exactly(folder: Path, spec: dict[str, Any]) -> None:
-    if not folder.is_dir():
-        pytest.skip(f"no capture for {folder.name} (ground truth only)")
+    assert folder.is_dir(), (
+        f"{folder.parent / 'expected.json'} names scenario {folder.name!r} but {folder} does not exist: "
+        "capture it or remove it from the ground truth"
+    )
     got = rebuild_folder(folder)
     trace_ids = set(spec.get("trace_ids") or ())
     pool = [t for t in got if not trace_ids or t.trace_id in trace_ids]
     assert len(pool) == len(spec["runs"]), [t.agent_name for t in pool]
-    for expected in spec["runs"]:
-        run = find_run(expected, pool)
+    for position, expected in enumerate(spec["runs"]):
+        run = find_run(expected, pool, position)
         assert differences(expected, run) == []
 
 
 @pytest.mark.parametrize(("folder", "spec"), scenarios())
 def test_runs_are_internally_consistent(folder: Path, spec: dict[str, Any]) -> None:
     """Steps count model responses, tool steps point at one, and calls are in step order."""
-    if not folder.is_dir():
-        pytest.skip("no capture")
     for run in rebuild_folder(folder):
         assert run.steps == len(run.llm_calls)
         assert [c.step for c in run.llm_calls] == list(range(1, run.steps + 1))
@@ -138,5 +146,6 @@ def test_runs_are_internally_consistent(folder: Path, spec: dict[str, Any]) -> N
         assert all(0 <= t.step <= run.steps for t in run.tool_calls)
         assert run.service_name and run.attributes.get("service.name") == run.service_name
         assert run.start_time and run.end_time and run.duration_s is not None
-        assert run.messages and run.messages[-1]["role"] in ("assistant", "tool")
-        assert all(c.input_tokens is not None for c in run.llm_calls if c.output_messages)
+        if "messages" not in run.lacks:
+            assert run.messages
+            assert run.status == "error" or run.messages[-1]["role"] in ("assistant", "tool")

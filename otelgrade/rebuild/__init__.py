@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import DIALECTS, classify
 from otelgrade.rebuild.runs import rebuild_trace
 from otelgrade.spans import LogEvent, Span
@@ -17,21 +18,26 @@ from otelgrade.trajectory import Trajectory
 __all__ = ["DIALECTS", "classify", "rebuild"]
 
 
-def rebuild(spans: Sequence[Span], logs: Sequence[LogEvent] = ()) -> list[Trajectory]:
+def rebuild(spans: Sequence[Span], logs: Sequence[LogEvent] = (), dialects: Sequence[Dialect] = ()) -> list[Trajectory]:
     """All the agent runs in ONE trace (all spans share a trace id). Pure function.
 
     `logs` are GenAI events that arrived as OTLP log records; each is read as an event of the
-    span it names. Spans of other trace ids, if any, are rebuilt as their own traces.
+    span it names. `dialects` are the config's mappings (`rebuild.mapping.mapped_dialects`), asked
+    first. Spans of other trace ids, if any, are rebuilt as their own traces.
     """
     if not spans:
         return []
     trace_id = spans[0].trace_id
     if all(s.trace_id == trace_id for s in spans) and all(log.trace_id == trace_id for log in logs):
-        return rebuild_trace(spans, logs)
+        return rebuild_trace(spans, logs, dialects=dialects)
     by_trace: dict[str, tuple[list[Span], list[LogEvent]]] = {}
     for span in spans:
         by_trace.setdefault(span.trace_id, ([], []))[0].append(span)
     for log in logs:
         if log.trace_id in by_trace:
             by_trace[log.trace_id][1].append(log)
-    return [t for trace_spans, trace_logs in by_trace.values() for t in rebuild_trace(trace_spans, trace_logs)]
+    return [
+        t
+        for trace_spans, trace_logs in by_trace.values()
+        for t in rebuild_trace(trace_spans, trace_logs, dialects=dialects)
+    ]

@@ -52,9 +52,19 @@ class RunFacts:
     messages: list[dict[str, Any]] = field(default_factory=list)
     handed_off_from: str | None = None  # the agent name this run took over from (handoff), if recorded
     fallback_input: str | None = None  # a guess at the request (e.g. a function argument), used last
+    calls: list[LLMFacts] = field(default_factory=list)  # model calls recorded on the run span itself (no span each)
+    tool_records: list[ToolFacts] = field(default_factory=list)  # tool runs recorded there (name, arguments, result)
 
 
-Facts = RunFacts | LLMFacts | ToolFacts
+@dataclass(slots=True)
+class ChainFacts:
+    """A span that groups work without being an agent (a chain, workflow or step): with no agent span in
+    a trace, each topmost one that holds work is a run. `why` says why a span that looks like more is one."""
+
+    why: str = ""
+
+
+Facts = RunFacts | LLMFacts | ToolFacts | ChainFacts
 
 
 @dataclass(slots=True)

@@ -7,21 +7,32 @@ several). Every function here is total: malformed input gives fewer messages, ne
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
+
+import orjson
 
 from otelgrade.rebuild.span_readers import text
 from otelgrade.trajectory import content_text
 
 Message = dict[str, Any]
+_LONG_DIGITS = re.compile(r"[0-9]{19}")
 
 
 # --- JSON helpers -------------------------------------------------------------------------
 
 
 def loads(value: Any) -> Any:
-    """A JSON string parsed, a structured value as is, None when it is not JSON."""
+    """A JSON string parsed, a structured value as is, None when it is not JSON. orjson parses it, unless it may
+    hold an integer too long for 64 bits (orjson would make it a float); what orjson refuses and Python's parser
+    accepts (NaN, lone surrogates) is parsed as before."""
     if isinstance(value, str):
+        if not _LONG_DIGITS.search(value):
+            try:
+                return orjson.loads(value)
+            except orjson.JSONDecodeError:
+                pass
         try:
             return json.loads(value)
         except ValueError:
@@ -149,3 +160,12 @@ def assistant_text(messages: list[Message]) -> str | None:
     """The assistant messages' text, one message per line (messages, unlike parts, are joined by line)."""
     texts = [m["content"] for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), str)]
     return "\n".join(t for t in texts if t) or None
+
+
+def tool_results(messages: list[Message]) -> dict[str, str]:
+    """Tool results by call id, as the tool messages of a model request show them."""
+    out: dict[str, str] = {}
+    for m in messages:
+        if m.get("role") == "tool" and m.get("tool_call_id") and isinstance(m.get("content"), str):
+            out.setdefault(str(m["tool_call_id"]), m["content"])
+    return out

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 from typing import Any
 
 from otelgrade.spans import STATUS_ERROR, Event, Span
@@ -60,9 +62,13 @@ def name_after(span: Span, prefix: str) -> str | None:
 
 
 def payload(event: Event) -> dict[str, Any]:
-    """An event's content: its attributes, overlaid with the log record body when it has one."""
+    """An event's content: its attributes, overlaid with the log record body when it has one (a body sent
+    as a JSON object string, as Semantic Kernel does, counts as that object)."""
     out = dict(event.attributes)
     body = event.body
+    if isinstance(body, str) and body.startswith("{"):
+        with contextlib.suppress(ValueError):
+            body = json.loads(body)
     if isinstance(body, dict):
         out.update(body)
     elif body not in (None, ""):

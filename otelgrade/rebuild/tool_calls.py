@@ -1,27 +1,80 @@
-"""Match the tool calls a run's model responses requested with the tool spans that executed them."""
+"""Match the tool calls a run's model responses requested with the tool spans that executed them.
+
+Not every tool span is a tool call of the agent: a framework's answer tool (its argument is the run's
+answer) and its bookkeeping spans (ADK's merged span around parallel calls) are left out, and a call
+id that is a placeholder (`<not specified>`) counts as no id, so the call still meets its execution.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
-from otelgrade.rebuild.messages import parse_json_maybe
+from otelgrade.rebuild.messages import parse_json_maybe, tool_results
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import Span
 from otelgrade.trajectory import ToolCall
 
+# Tools that deliver the agent's answer rather than act (smolagents' `final_answer`, pydantic-ai's output tool).
+ANSWER_TOOLS = frozenset({"final_answer", "final_result"})
+_WORDS = re.compile(r"[a-z0-9]+")
+_PLACEHOLDER_IDS = frozenset({"", "none", "null", "undefined", "<not specified>"})
+_Call = TypeVar("_Call", RequestedCall, ToolFacts)
 
-def tool_calls(tree: Tree, executions: list[tuple[Span, ToolFacts]], steps: list[Step]) -> list[ToolCall]:
-    """A run's tool calls, ordered by the response that requested them, then their order in it.
+
+def real_id(call_id: str | None) -> str | None:
+    return None if call_id is None or call_id.strip().lower() in _PLACEHOLDER_IDS else call_id
+
+
+def _with_call_id(call: _Call, call_id: str | None) -> _Call:
+    """`call` with `call_id`, copied only when that changes it (a copy per call is measurable on the hot path)."""
+    return call if call.call_id == call_id else replace(call, call_id=call_id)
+
+
+def is_bookkeeping(name: str) -> bool:
+    """A span a framework adds around real calls, named in parentheses: ADK's `(merged tools)`."""
+    return name.startswith("(") and name.endswith(")")
+
+
+def tool_calls(
+    tree: Tree,
+    executions: list[tuple[Span, ToolFacts]],
+    steps: list[Step],
+    recorded: Sequence[ToolFacts] = (),
+    notes: dict[str, str] | None = None,
+) -> tuple[list[ToolCall], str | None]:
+    """A run's tool calls, ordered by the response that requested them, then their order in it, and the
+    answer an answer tool delivered (None without one).
 
     Each requested call takes its execution span: by call id, else by name and equal arguments,
     else by name alone, in order. Executions no response asked for (content not captured) are
-    placed by their parent LLM span, else by time, after that step's requested calls.
+    placed by their parent LLM span, else by time, after that step's requested calls. A call that ends
+    with no result takes it from the run's own record of that tool run (same name and arguments).
     """
-    executions = sorted(executions, key=lambda sf: (sf[0].start_ns, tree.order[sf[0].span_id]))
-    requested = [(step, i, call) for step in steps for i, call in enumerate(step.calls)]
+    for span, facts in executions:
+        if notes is not None and facts.name in ANSWER_TOOLS:
+            notes[span.span_id] = f"`{facts.name}` is the framework's answer tool: its argument is the run's answer"
+        elif notes is not None and is_bookkeeping(facts.name):
+            notes[span.span_id] = f"`{facts.name}` is the framework's bookkeeping around real calls, not a call"
+    answers = [f.arguments for _, f in executions if f.name in ANSWER_TOOLS]
+    answers += [c.arguments for s in steps for c in s.calls if c.name in ANSWER_TOOLS]
+    executions = sorted(
+        (
+            (span, _with_call_id(facts, real_id(facts.call_id)))
+            for span, facts in executions
+            if facts.name not in ANSWER_TOOLS and not is_bookkeeping(facts.name)
+        ),
+        key=lambda sf: (sf[0].start_ns, tree.order[sf[0].span_id]),
+    )
+    requested = [
+        (step, i, _with_call_id(call, real_id(call.call_id)))
+        for step in steps
+        for i, call in enumerate(c for c in step.calls if c.name not in ANSWER_TOOLS)
+    ]
     matched: dict[int, int] = {}  # requested index -> execution index
     used: set[int] = set()
 
@@ -46,6 +99,7 @@ def tool_calls(tree: Tree, executions: list[tuple[Span, ToolFacts]], steps: list
             used.add(candidates[0])
     match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name and _same_args(c.arguments, f.arguments))
     match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name)
+    match(lambda c, f: not (c.call_id and f.call_id) and _spelling(c.name) == _spelling(f.name))
 
     results = _conversation_results(steps)
     ordered: list[tuple[tuple[int, int, int, int], ToolCall]] = []
@@ -89,7 +143,43 @@ def tool_calls(tree: Tree, executions: list[tuple[Span, ToolFacts]], steps: list
         )
         ordered.append(((step_index, 1, span.start_ns, tree.order[span.span_id]), tc))
     ordered.sort(key=lambda kv: kv[0])
-    return [tc for _, tc in ordered]
+    calls = [tc for _, tc in ordered]
+    _fill_results(calls, list(recorded))
+    return calls, _answer_text(answers[-1]) if answers else None
+
+
+def _fill_results(calls: list[ToolCall], recorded: list[ToolFacts]) -> None:
+    for call in calls:
+        if call.result is not None or call.error:
+            continue
+        found = next(
+            (
+                r
+                for r in recorded
+                if r.name == call.name and (call.arguments is None or _same_args(call.arguments, r.arguments))
+            ),
+            None,
+        )
+        if found is not None:
+            recorded.remove(found)
+            call.result = found.result
+            call.arguments = call.arguments if call.arguments is not None else found.arguments
+
+
+def _answer_text(arguments: Any) -> str | None:
+    """An answer tool's argument as text: `{"answer": "..."}` (one field) gives its value."""
+    value = parse_json_maybe(arguments)
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    if value is None:
+        return None
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _spelling(name: str) -> str:
+    """A tool name without case and separators: a display name (`Delegate work to coworker`) meets the name
+    the model called (`delegate_work_to_coworker`)."""
+    return "_".join(_WORDS.findall(name.lower()))
 
 
 def _same_args(a: Any, b: Any) -> bool:
@@ -110,7 +200,6 @@ def _conversation_results(steps: list[Step]) -> dict[str, str]:
     """Tool results by call id, as later model requests show them."""
     out: dict[str, str] = {}
     for step in steps:
-        for m in step.facts.input_messages:
-            if m.get("role") == "tool" and m.get("tool_call_id") and isinstance(m.get("content"), str):
-                out.setdefault(m["tool_call_id"], m["content"])
+        for call_id, result in tool_results(step.facts.input_messages).items():
+            out.setdefault(call_id, result)
     return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from otelgrade.rebuild.dialect import Dialect
@@ -28,9 +29,10 @@ class Classified:
     facts: Facts
 
 
-def classify(span: Span) -> Classified | None:
-    """The first dialect that recognises the span, with what it read. Never raises."""
-    for dialect in DIALECTS:
+def classify(span: Span, extra: Sequence[Dialect] = ()) -> Classified | None:
+    """The first dialect that recognises the span (`extra` ones, from the config, first), with what it read.
+    Never raises."""
+    for dialect in (*extra, *DIALECTS) if extra else DIALECTS:
         try:
             facts = dialect.read(span) if dialect.detect(span) else None
         except Exception:  # a span no reader anticipated must not cost the run

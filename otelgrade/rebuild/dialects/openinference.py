@@ -9,18 +9,21 @@ messages are rebuilt here; the JSON ones are OpenAI chat messages (`messages.fro
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
-from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import first, integer, is_error, text
 from otelgrade.spans import Span
 from otelgrade.trajectory import content_text
 
 _FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
 _CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(.+)$")
+_CALLING = "Calling tools:\n"
+_OBSERVATION = "Observation:\n"
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
 
 
@@ -34,11 +37,15 @@ def read(span: Span) -> Facts | None:
         return None
     kind = kind.upper()
     if kind == "AGENT":
+        if _is_graph_node(span):
+            return ChainFacts(f"runs graph node `{span.name}`: a step of its run, not an agent")
         return agent(span)
     if kind == "LLM":
         return llm(span)
     if kind == "TOOL" and not _is_handoff(span):
         return tool(span)
+    if kind == "CHAIN":
+        return ChainFacts()
     return None
 
 
@@ -74,13 +81,38 @@ def llm(span: Span) -> LLMFacts:
 
 def tool(span: Span) -> ToolFacts:
     attrs = span.attributes
+    result, call_id = _tool_output(attrs.get("output.value"))
     return ToolFacts(
         name=text(attrs.get("tool.name")) or span.name or "unknown",
-        call_id=text(first(attrs, "tool_call.id", "tool.call_id")),
+        call_id=text(first(attrs, "tool_call.id", "tool.call_id")) or call_id,
         arguments=msg.parse_json_maybe(attrs.get("input.value")),
-        result=msg.result_text(attrs.get("output.value")),
+        result=result,
         error=is_error(span),
     )
+
+
+def _tool_output(value: Any) -> tuple[str | None, str | None]:
+    """A tool's `output.value` as (result text, call id). Frameworks wrap it: LlamaIndex in its ToolOutput
+    (`raw_output`, text `blocks`), LangChain in its serialized ToolMessage (`data.content`, `data.tool_call_id`)."""
+    doc = msg.loads(value) if isinstance(value, str) and value.startswith("{") else None
+    if isinstance(doc, dict):
+        data = doc.get("data")
+        if doc.get("type") == "tool" and isinstance(data, dict) and "content" in data:
+            return msg.result_text(data["content"]), text(data.get("tool_call_id"))
+        raw = doc.get("raw_output")
+        if isinstance(raw, str) and "blocks" in doc:
+            return raw, None
+    return msg.result_text(value), None
+
+
+def _is_graph_node(span: Span) -> bool:
+    """A span that runs one node of a graph (LangGraph records `langgraph_node` in its metadata) is a step of
+    its run, even when its name (`agent`) makes the instrumentation mark it AGENT."""
+    metadata = span.attributes.get("metadata")
+    if not isinstance(metadata, str) or "langgraph_node" not in metadata:
+        return False
+    doc = msg.loads(metadata)
+    return isinstance(doc, dict) and doc.get("langgraph_node") == span.name
 
 
 def _is_handoff(span: Span) -> bool:
@@ -125,7 +157,42 @@ def _flat_messages(items: dict[int, dict[str, Any]]) -> list[msg.Message]:
         content = text(fields.get("content")) or content_text([v for _, v in sorted(contents.items())]) or None
         extra = {"tool_call_id": text(fields.get("tool_call_id"))} if role == "tool" else {}
         out.append(msg.message(role, content, tool_calls, **extra))
-    return out
+    return _spoken_tool_calls(out)
+
+
+def _spoken_tool_calls(messages: list[msg.Message]) -> list[msg.Message]:
+    """smolagents writes tool calls and results as text messages of its own roles: `tool-call` ("Calling
+    tools:" and a Python list of calls) and `tool-response` ("Observation:" and the result). Read them as an
+    assistant message with tool calls and tool messages answering them, in order."""
+    pending: list[str] = []
+    for i, m in enumerate(messages):
+        content = m.get("content")
+        if m.get("role") == "tool-call" and isinstance(content, str) and content.startswith(_CALLING):
+            calls = _python_literal(content[len(_CALLING) :])
+            tool_calls = (
+                [
+                    msg.tool_call(
+                        c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments")
+                    )
+                    for c in calls
+                    if isinstance(c, dict)
+                ]
+                if isinstance(calls, list)
+                else []
+            )
+            pending = [str(c["id"]) for c in tool_calls if c.get("id")]
+            messages[i] = msg.message("assistant", None, tool_calls)
+        elif m.get("role") == "tool-response" and isinstance(content, str):
+            result = content.removeprefix(_OBSERVATION)
+            messages[i] = msg.message("tool", result, tool_call_id=pending.pop(0) if pending else None)
+    return messages
+
+
+def _python_literal(text_value: str) -> Any:
+    try:
+        return ast.literal_eval(text_value.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
 
 
 def _value_text(attrs: dict[str, Any], side: str, user: bool) -> str | None:

@@ -1,0 +1,67 @@
+"""AutoGen (autogen-core's own tracing): `invoke_agent` / `execute_tool` spans in GenAI conventions marked
+`gen_ai.system=autogen`, and no span per model call. Content travels only through AutoGen's event logger
+(`autogen_core.events`, exported as log records on the agent span, kept by decode as `autogen.event`):
+each `LLMCall` record is one successful model call with its request messages, raw response and token
+counts. Without those records the run's model calls, messages and tool arguments are not in the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from otelgrade.rebuild import messages as msg
+from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.dialects import genai
+from otelgrade.rebuild.facts import Facts, LLMFacts, ToolFacts
+from otelgrade.rebuild.span_readers import integer, payload, text
+from otelgrade.spans import Span
+
+EVENT = "autogen.event"
+
+
+def detect(span: Span) -> bool:
+    return span.attributes.get("gen_ai.system") == "autogen"
+
+
+def read(span: Span) -> Facts | None:
+    if span.attributes.get("gen_ai.operation.name") != "invoke_agent":
+        return None  # tool spans are plain GenAI conventions
+    records = [payload(e) for e in span.events if e.name == EVENT]
+    calls = [_call(r) for r in records if r.get("type") == "LLMCall"]
+    tools = [
+        ToolFacts(name=str(r["tool_name"]), arguments=r.get("arguments"), result=msg.result_text(r.get("result")))
+        for r in records
+        if r.get("type") == "ToolCall" and r.get("tool_name")
+    ]
+    run = replace(genai.agent(span), tool_records=tools)
+    if not calls:
+        return run
+    last = calls[-1]
+    answered = not any(m.get("tool_calls") for m in last.output_messages)
+    return replace(
+        run,
+        calls=calls,
+        input=run.input or msg.last_user_text(calls[0].input_messages),
+        output=run.output or (msg.assistant_text(last.output_messages) if answered else None),
+    )
+
+
+def _call(record: dict[str, Any]) -> LLMFacts:
+    raw = record.get("response")
+    response: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    choices = [c for c in response.get("choices") or [] if isinstance(c, dict)]
+    choice = choices[0] if choices else {}
+    message = choice.get("message")
+    return LLMFacts(
+        model=text(response.get("model")),
+        provider="openai" if response.get("object") == "chat.completion" else None,
+        input_tokens=integer(record.get("prompt_tokens")),
+        output_tokens=integer(record.get("completion_tokens")),
+        input_messages=msg.from_openai([m for m in record.get("messages") or [] if isinstance(m, dict)]),
+        output_messages=msg.from_openai([message]) if isinstance(message, dict) else [],
+        finish_reason=text(choice.get("finish_reason")),
+    )
+
+
+DIALECT = Dialect(name="autogen", priority=80, detect=detect, read=read, agent_name_keys=("gen_ai.agent.name",))
