@@ -1,11 +1,12 @@
-"""Export grades: count them in the metrics (failures carry their trace id as an exemplar) and write them to
-the configured sinks."""
+"""Export grades: count them in the metrics, once per series per batch (failures carry a trace id as an
+exemplar), and write them to the configured sinks."""
 
 from __future__ import annotations
 
 import logging
 import threading
 from collections.abc import Sequence
+from typing import Any
 
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
@@ -21,21 +22,31 @@ class Exporter:
         self.metrics = metrics
         self.sinks = list(sinks)
         self._lock = threading.Lock()
+        self._counters: dict[tuple[str, str, str], Any] = {}  # label children, looked up once per series
 
     def __call__(self, grades: Sequence[Grade]) -> None:
         if not grades:
             return
         m = self.metrics
+        counts: dict[tuple[str, str, str], int] = {}
+        failed: dict[tuple[str, str, str], str] = {}  # the trace id of a failure, the series' exemplar
         for g in grades:
-            counter = m.grades.labels(g.suite, g.grader, g.outcome)
+            key: tuple[str, str, str] = (g.suite, g.grader, g.outcome)
+            counts[key] = counts.get(key, 0) + 1
             if g.outcome == "fail":
-                counter.inc(exemplar={"trace_id": g.trace_id})
-            else:
-                counter.inc()
+                failed[key] = g.trace_id
             if g.score is not None and g.outcome in ("pass", "fail"):
                 m.grade_score.labels(g.suite, g.grader).observe(min(1.0, max(0.0, g.score)))
             if g.metadata.get("exception"):
                 m.grader_errors.labels(g.suite, g.grader).inc()
+        for key, count in counts.items():
+            counter = self._counters.get(key)
+            if counter is None:
+                counter = self._counters[key] = m.grades.labels(*key)
+            if key in failed:
+                counter.inc(count, exemplar={"trace_id": failed[key]})
+            else:
+                counter.inc(count)
         with self._lock:
             for sink in self.sinks:
                 try:

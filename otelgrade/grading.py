@@ -18,6 +18,7 @@ from otelgrade.graders.base import is_judge
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.metrics import Metrics
 from otelgrade.rebuild import rebuild
+from otelgrade.rebuild.dialect import Dialect
 from otelgrade.results import OUTCOMES, Grade, GradeResult
 from otelgrade.route import Predicate, match_filter
 from otelgrade.spans import LogEvent, Span
@@ -57,8 +58,12 @@ class Grading:
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        on_run: Callable[[Trajectory], None] | None = None,
+        dialects: Sequence[Dialect] = (),
     ) -> None:
         self.export = export
+        self.dialects = tuple(dialects)  # the config's span mappings, asked before the built-in conventions
+        self.on_run = on_run  # sees every run that some suite grades, before its grades are exported
         self.metrics = metrics if metrics is not None else Metrics()
         self.clock, self.wall = clock, wall
         self.suites: tuple[Suite, ...] = ()
@@ -84,10 +89,13 @@ class Grading:
         """Every grader of every suite the run matches. Grades that are ready are exported now; the others
         (judges) are exported when their future resolves, and returned for whoever wants to wait."""
         m = self.metrics
-        m.runs.labels(m.service_label(trajectory.service_name), m.agent_label(trajectory.agent_name)).inc()
+        m.runs.labels(*m.run_labels(trajectory.service_name, trajectory.agent_name)).inc()
         ready: list[Grade] = []
         pending: list[Future[Grade]] = []
-        for suite in self.route(trajectory):
+        suites = self.route(trajectory)
+        if suites and self.on_run is not None:
+            self.on_run(trajectory)
+        for suite in suites:
             m.runs_graded.labels(suite.name).inc()
             for g in suite.graders:
                 verdict = grade_safely(g.grade, trajectory)
@@ -100,7 +108,7 @@ class Grading:
 
     def grade_trace(self, spans: Sequence[Span], logs: Sequence[LogEvent] = (), last_seen: float | None = None) -> None:
         """The live path: rebuild a completed trace and grade every run in it."""
-        for trajectory in rebuild(spans, logs):
+        for trajectory in rebuild(spans, logs, self.dialects):
             self.grade(trajectory)
         if last_seen is not None:
             self.metrics.grading_delay.observe(max(0.0, self.clock() - last_seen))

@@ -1,16 +1,20 @@
 """Which suites a run belongs to: a suite's `match` block as a predicate on the `Trajectory`.
 
 Keys are run fields (`service.name`, `agent_name`, `source`, `status`) or run/resource attributes; a value
-starting with `^` is a regular expression, a list accepts any of its values, anything else must be equal.
+starting with `^` is a regular expression (run within `patterns`' time budget: one that runs out does not
+match, and says so in the log), a list accepts any of its values, anything else must be equal.
 """
 
 from __future__ import annotations
 
-import re
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from otelgrade.patterns import Pattern, PatternTimeout
 from otelgrade.trajectory import Trajectory
+
+log = logging.getLogger(__name__)
 
 Predicate = Callable[[Trajectory], bool]
 
@@ -29,11 +33,21 @@ def _value_matcher(expected: Any) -> Callable[[Any], bool]:
         options = [_value_matcher(e) for e in expected]
         return lambda v: any(option(v) for option in options)
     if isinstance(expected, str) and expected.startswith("^"):
-        pattern = re.compile(expected)
-        return lambda v: v is not None and pattern.search(str(v)) is not None
+        return _pattern_matcher(Pattern(expected))
     if isinstance(expected, str):
         return lambda v: v is not None and str(v) == expected
     return lambda v: v == expected
+
+
+def _pattern_matcher(pattern: Pattern) -> Callable[[Any], bool]:
+    def matches(value: Any) -> bool:
+        try:
+            return value is not None and pattern.search(str(value)) is not None
+        except PatternTimeout as exc:
+            log.warning("suite match: %s; the run is taken as not matching", exc)
+            return False
+
+    return matches
 
 
 def _attribute_reader(key: str) -> Callable[[Trajectory], Any]:

@@ -184,5 +184,5 @@ def test_traffic_labels_are_capped():
     pipeline = grading(parse_config({"suites": []}), metrics)
     for i in range(5):
         pipeline.grade(run(agent_name=f"agent-{i}"))
-    assert sample(metrics, "otelgrade_runs_total", service="booking-agent", agent="other") == 3
+    assert sample(metrics, "otelgrade_runs_total", service="other", agent="other") == 3
     assert sample(metrics, "otelgrade_label_overflow_total", label="agent") == 3

@@ -18,7 +18,7 @@ import pytest
 from otelgrade.config import parse_config
 from otelgrade.errors import ConfigError
 from otelgrade.graders import GradeResult, build_grader
-from otelgrade.graders.base import JudgeGrader
+from otelgrade.graders.base import JudgeGrader, innermost
 from otelgrade.judges.runner import JudgeRunner
 from otelgrade.metrics import Metrics
 from otelgrade.settings import JudgeSettings
@@ -57,7 +57,8 @@ def rubric(**params: Any) -> Any:
 
 def ask(runner: JudgeRunner, trajectory: Trajectory, name: str, judge: Any) -> GradeResult | Future[GradeResult]:
     """The runner's answer for a grader built with `build_grader` (a JudgeGrader) or a bare judgement."""
-    return runner.judge(name, judge.judgement if isinstance(judge, JudgeGrader) else judge, trajectory)
+    inner = innermost(judge)
+    return runner.judge(name, inner.judgement if isinstance(inner, JudgeGrader) else judge, trajectory)
 
 
 async def judged(runner: JudgeRunner, trajectory: Trajectory, name: str, judge: Any) -> GradeResult:

@@ -10,19 +10,23 @@ queueing and retries. Code and judge graders are then called the same way.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from pydantic import ConfigDict, ValidationError, validate_call
 
-from otelgrade.errors import ConfigError
+from otelgrade.errors import ConfigError, closest
 from otelgrade.judges import DISABLED, JudgeClient, Judgement
+from otelgrade.patterns import PatternTimeout, budget
 from otelgrade.results import GradeResult
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import PARTS, Part, Trajectory
 
 Verdict = GradeResult | Future[GradeResult]
+NOT_CAPTURED = "content_not_captured"
+Reads = Iterable[Part] | Callable[[Mapping[str, Any]], Iterable[Part]]
+"""The parts of a run a grader type reads: fixed, or a function of its parameters."""
 
 
 class Grader(Protocol):
@@ -42,6 +46,10 @@ class GraderType:
     name: str
     factory: Callable[..., Any]
     aliases: tuple[str, ...] = ()
+    reads: Reads = ()
+
+    def parts_read(self, params: Mapping[str, Any]) -> frozenset[Part]:
+        return frozenset(self.reads(params) if callable(self.reads) else self.reads)
 
     @property
     def doc(self) -> str:
@@ -55,11 +63,15 @@ class GraderType:
 _REGISTRY: dict[str, GraderType] = {}
 
 
-def grader(name: str, *aliases: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a grader factory under `name` and its `aliases` (each reference system's spelling)."""
+def grader(name: str, *aliases: str, reads: Reads = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a grader factory under `name` and its `aliases` (each reference system's spelling).
+
+    `reads` names the parts of a run it needs (`output`, `tool_arguments`, ...): on a run whose trace lacks
+    one, the grade is `skipped` ("content not captured"), never a verdict on something the trace did not carry.
+    """
 
     def register(factory: Callable[..., Any]) -> Callable[..., Any]:
-        entry = GraderType(name, factory, aliases)
+        entry = GraderType(name, factory, aliases, reads)
         for key in (name, *aliases):
             if key in _REGISTRY and _REGISTRY[key].factory is not factory:
                 raise RuntimeError(f"grader name {key!r} is registered twice")
@@ -73,7 +85,22 @@ def grader_type(name: str) -> GraderType:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ConfigError(f"unknown grader type {name!r}; known types: {', '.join(list_graders())}", "type") from None
+        raise ConfigError(_unknown_type(name), "type") from None
+
+
+def _unknown_type(name: str) -> str:
+    """The closest spellings, then every type as the README writes them: plain names first (`tools_not_called`),
+    then the reference systems' own (`letta.contains`)."""
+    spellings = {key: _spelling(entry) for key, entry in _REGISTRY.items()}
+    guesses = list(dict.fromkeys(spellings[key] for key in closest(name, spellings, limit=6)))[:3]
+    hint = f" (did you mean {' or '.join(f'`{g}`' for g in guesses)}?)" if guesses else ""
+    known = sorted(set(spellings.values()), key=lambda n: ("." in n, n))
+    return f"unknown grader type {name!r}{hint}; known types: {', '.join(known)}"
+
+
+def _spelling(entry: GraderType) -> str:
+    """A type's plainest name: the first without a system prefix or capitals, else its canonical name."""
+    return next((n for n in (entry.name, *entry.aliases) if "." not in n and n.islower()), entry.name)
 
 
 def list_graders() -> list[str]:
@@ -119,14 +146,39 @@ def build_grader(
         raise
     except (ValueError, TypeError, KeyError) as exc:
         raise ConfigError(f"{type_name}: {exc}") from None
-    built: Grader = JudgeGrader(name or type_name, made, judges) if isinstance(made, Judgement) else made
-    return built
+    if isinstance(made, Judgement):
+        parts = entry.parts_read(params) | made.reads()
+        built: Grader = JudgeGrader(name or type_name, made, judges)
+    else:
+        parts, built = entry.parts_read(params), made
+    return Requires(built, parts) if parts else built
+
+
+@dataclass(frozen=True)
+class Requires:
+    """A grader that reads parts a trace may lack (content capture off): `skipped` on such a run."""
+
+    grader: Grader
+    parts: frozenset[Part]
+
+    def __call__(self, trajectory: Trajectory, /) -> Verdict:
+        missing = [p for p in PARTS if p in self.parts and p in trajectory.lacks]
+        if missing:
+            what = ", ".join(p.replace("_", " ") for p in missing)
+            return GradeResult.skipped(
+                f"content not captured: the trace carries no {what}", reason="content_not_captured"
+            )
+        return self.grader(trajectory)
 
 
 def grade_safely(grader: Grader, trajectory: Trajectory) -> Verdict:
-    """The grader's verdict; a grader that raises gives an `error` grade carrying the exception."""
+    """The grader's verdict, its regular expressions sharing one time budget; a grader that raises gives an
+    `error` grade carrying the exception (a pattern out of time: the reason `regex_timeout`)."""
     try:
-        return grader(trajectory)
+        with budget():
+            return grader(trajectory)
+    except PatternTimeout as exc:
+        return GradeResult.error(str(exc), reason="regex_timeout")
     except Exception as exc:  # a grader bug must not cost the run its other grades
         return GradeResult.error(f"grader raised {type(exc).__name__}: {exc}", exception=type(exc).__name__)
 
@@ -168,8 +220,13 @@ def at_threshold(grader: Grader, threshold: float) -> Grader:
     return Thresholded(grader, threshold)
 
 
+def innermost(grader: Grader) -> Grader:
+    """The grader inside the threshold and content checks `build_grader` wraps around it."""
+    while isinstance(grader, Thresholded | Requires):
+        grader = grader.grader
+    return grader
+
+
 def is_judge(grader: Grader) -> bool:
     """Whether the grader asks a model (so it is sampled, limited, and answers later)."""
-    while isinstance(grader, Thresholded):
-        grader = grader.grader
-    return isinstance(grader, JudgeGrader)
+    return isinstance(innermost(grader), JudgeGrader)

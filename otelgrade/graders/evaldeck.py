@@ -9,7 +9,6 @@ reasoning step: the count is `max(trajectory.steps, len(llm_calls) + len(tool_ca
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -19,6 +18,7 @@ from otelgrade.errors import ConfigError
 from otelgrade.graders.base import GradeFn, Grader, build_grader, grader
 from otelgrade.graders.combinators import Named, all_of, per_turn
 from otelgrade.graders.specs import GraderSpec, native_file, native_shape
+from otelgrade.patterns import PatternError, search
 from otelgrade.results import GradeResult
 from otelgrade.trajectory import Trajectory
 
@@ -66,7 +66,7 @@ def _output(trajectory: Trajectory) -> str:
 # --- output graders ----------------------------------------------------------------------------
 
 
-@grader("evaldeck.contains", "output_contains", "ContainsGrader")
+@grader("evaldeck.contains", "output_contains", "ContainsGrader", reads=("output",))
 def contains(
     values: list[str] | str | None = None,
     case_sensitive: bool = False,
@@ -89,7 +89,7 @@ def contains(
     return grade
 
 
-@grader("evaldeck.not_contains", "output_not_contains", "NotContainsGrader")
+@grader("evaldeck.not_contains", "output_not_contains", "NotContainsGrader", reads=("output",))
 def not_contains(
     values: list[str] | str | None = None,
     case_sensitive: bool = False,
@@ -111,7 +111,7 @@ def not_contains(
     return grade
 
 
-@grader("evaldeck.equals", "output_equals", "EqualsGrader")
+@grader("evaldeck.equals", "output_equals", "EqualsGrader", reads=("output",))
 def equals(
     expected: str | None = None,
     normalize_whitespace: bool = True,
@@ -134,7 +134,7 @@ def equals(
     return grade
 
 
-@grader("evaldeck.regex", "output_matches", "RegexGrader")
+@grader("evaldeck.regex", "output_matches", "RegexGrader", reads=("output",))
 def regex(pattern: str | None = None, flags: int = 0, field: str | None = None) -> GradeFn:
     """`re.search(pattern, output, flags)`; an invalid pattern is an `error` grade, as in evaldeck
     (an empty pattern counts as unset)."""
@@ -144,8 +144,8 @@ def regex(pattern: str | None = None, flags: int = 0, field: str | None = None) 
         if not want:
             return GradeResult.check(True, "No pattern to check")
         try:
-            matched = re.search(want, _output(trajectory), flags)
-        except re.error as exc:
+            matched = search(want, _output(trajectory), flags)
+        except PatternError as exc:
             return GradeResult.error(f"Invalid regex: {exc}")
         if matched:
             return GradeResult.check(True, f"Output matches pattern: {want}")
@@ -236,7 +236,7 @@ _max_tools = _budget("tool calls", lambda t: len(t.tool_calls), "Made {n} tool c
 _max_llm = _budget("LLM calls", lambda t: len(t.llm_calls), "Made {n} LLM calls (max: {limit})")
 
 
-@grader("evaldeck.max_steps", "max_steps", "MaxStepsGrader")
+@grader("evaldeck.max_steps", "max_steps", "MaxStepsGrader", reads=("llm_calls",))
 def max_steps(max_steps: int | None = None, max: int | None = None) -> GradeFn:
     """At most this many steps (LLM calls, tool calls and reasoning steps)."""
     return _max_steps(_one_of(max_steps=max_steps, max=max))
@@ -248,13 +248,13 @@ def max_tool_calls(max_tool_calls: int | None = None, max: int | None = None) ->
     return _max_tools(_one_of(max_tool_calls=max_tool_calls, max=max))
 
 
-@grader("evaldeck.max_llm_calls", "max_llm_calls", "MaxLLMCallsGrader")
+@grader("evaldeck.max_llm_calls", "max_llm_calls", "MaxLLMCallsGrader", reads=("llm_calls",))
 def max_llm_calls(max_llm_calls: int | None = None, max: int | None = None) -> GradeFn:
     """At most this many LLM calls."""
     return _max_llm(_one_of(max_llm_calls=max_llm_calls, max=max))
 
 
-@grader("evaldeck.task_completed", "task_completed", "TaskCompletedGrader")
+@grader("evaldeck.task_completed", "task_completed", "TaskCompletedGrader", reads=("output",))
 def task_completed(require_success: bool = True) -> GradeFn:
     """The run ended `ok` with a non-empty output. evaldeck quirk: `require_success: false` (or
     `expected.task_completed: false`) expects the run NOT to complete."""

@@ -20,12 +20,12 @@ take `extractor:` and `extractor_config:`; `check_extractor` validates a config 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from otelgrade.errors import ConfigError
-from otelgrade.trajectory import LLMCall, ToolCall, Trajectory, content_text
+from otelgrade.patterns import Pattern, PatternError
+from otelgrade.trajectory import LLMCall, Part, ToolCall, Trajectory, content_text
 
 Config = Mapping[str, Any]
 ExtractFn = Callable[[Trajectory, Config], "str | None"]
@@ -61,6 +61,18 @@ def check_extractor(name: str, config: Config | None = None) -> None:
         raise ConfigError(f"unknown extractor {name!r}; known extractors: {', '.join(list_extractors())}", "extractor")
     if name in _CHECKS:
         _CHECKS[name](config or {})
+
+
+_EXTRACTOR_READS: dict[str, tuple[Part, ...]] = {
+    "tool_arguments": ("tool_arguments",),
+    "tool_output": ("tool_results",),
+    "memory_block": (),
+}
+
+
+def extractor_reads(name: str | None) -> frozenset[Part]:
+    """The parts of a run an extractor reads (the messages, unless it reads tool calls or memory)."""
+    return frozenset(_EXTRACTOR_READS.get(name or "last_assistant", ("messages",)))
 
 
 def extract(trajectory: Trajectory, name: str = "last_assistant", config: Config | None = None) -> str | None:
@@ -200,8 +212,8 @@ def last_turn(trajectory: Trajectory, config: Config) -> str:
 def _check_pattern(config: Config) -> None:
     pattern = _require(config, "pattern")
     try:
-        compiled = re.compile(str(pattern))
-    except re.error as exc:
+        compiled = Pattern(str(pattern))
+    except PatternError as exc:
         raise ConfigError(f"invalid regex {pattern!r}: {exc}", "extractor_config.pattern") from None
     group = config.get("group", 0)
     if isinstance(group, bool) or not isinstance(group, int):
@@ -222,7 +234,7 @@ def pattern(trajectory: Trajectory, config: Config) -> str | None:
     With `search_all`, every match of that message joined by a space: with no or one capture
     group the match (or the group) texts, with several the 0-based `group` of each match tuple.
     """
-    compiled = re.compile(str(config["pattern"]))
+    compiled = Pattern(str(config["pattern"]))
     group = int(config.get("group", 0))
     for text in reversed(_assistant_texts(trajectory)):
         if config.get("search_all"):

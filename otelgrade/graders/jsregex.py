@@ -1,4 +1,5 @@
-"""JavaScript `RegExp` semantics on Python's `re`, for graders whose reference system runs on Node (vally).
+"""JavaScript `RegExp` semantics in Python's regex syntax, run within `patterns`' time budget, for graders whose
+reference system runs on Node (vally).
 
 A JS pattern is translated once into an equivalent Python pattern: `$` only at the very end (or
 before any line terminator with `m`), `.` excluding every JS line terminator, ASCII `\\d \\w \\b`, JS
@@ -14,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
+
+from otelgrade.patterns import Pattern, PatternError
 
 _TERMINATORS = "\\n\\r\\u2028\\u2029"
 _WORD = "A-Za-z0-9_"
@@ -38,7 +41,7 @@ class JsRegex:
 
     source: str
     flags: str
-    _compiled: re.Pattern[str] = field(repr=False, compare=False)
+    _compiled: Pattern = field(repr=False, compare=False)
 
     def test(self, text: str) -> bool:
         return self._compiled.search(utf16_units(text)) is not None
@@ -51,8 +54,8 @@ def compile_js(source: str, flags: str = "") -> JsRegex:
             raise JsRegexError(f"invalid regular expression flags {flags!r}")
     python = _Translator(source, flags).translate()
     try:
-        compiled = re.compile(python, re.IGNORECASE if "i" in flags else 0)
-    except re.error as exc:
+        compiled = Pattern(python, re.IGNORECASE if "i" in flags else 0)
+    except PatternError as exc:
         raise JsRegexError(f"invalid regular expression /{source}/: {exc}") from None
     return JsRegex(source, flags, compiled)
 

@@ -10,17 +10,24 @@ letta has no pass/fail; a grade passes at score 1.0 unless a `threshold` says ot
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders.base import GradeFn, grader
 from otelgrade.graders.custom import GradingFunction, Sample, as_score, custom_grader, resolve
-from otelgrade.graders.extractors import ExtractionError, check_extractor, extract, is_empty, split_turns
+from otelgrade.graders.extractors import (
+    ExtractionError,
+    check_extractor,
+    extract,
+    extractor_reads,
+    is_empty,
+    split_turns,
+)
 from otelgrade.graders.specs import GraderSpec, native_file, native_shape
+from otelgrade.patterns import PatternError, PatternTimeout, search
 from otelgrade.results import GradeResult
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import Part, Trajectory
 
 GroundTruth = str | list[str] | None
 
@@ -56,8 +63,8 @@ def regex_match(sample: Sample, submission: str) -> tuple[float, str]:
     if not sample.ground_truth:
         return 0.0, "No ground_truth regex pattern provided"
     try:
-        matched = re.search(sample.ground_truth, submission) is not None
-    except re.error as exc:
+        matched = search(sample.ground_truth, submission) is not None
+    except PatternError as exc:
         return 0.0, f"Invalid regex pattern: {exc}"
     return float(matched), f"Regex match: {matched}"
 
@@ -113,6 +120,8 @@ def tool_grader(
             score, rationale, submission, metadata = _grade_one(trajectory, function, extractor, config, truth)
         except ExtractionError as exc:
             return GradeResult.error(str(exc), function=name)
+        except PatternTimeout:
+            raise  # not the grading function's failure: `grade_safely` grades it `error`, reason regex_timeout
         except Exception as exc:  # a user's grading function failed
             return GradeResult.error(f"{name} raised {type(exc).__name__}: {exc}", function=name)
         return GradeResult.scored(score, 1.0, rationale, submission=submission, **metadata)
@@ -162,11 +171,16 @@ def _builtin(function_name: str) -> Callable[..., GradeFn]:
     return factory
 
 
+def _extractor_reads(params: Mapping[str, Any]) -> frozenset[Part]:
+    return extractor_reads(params.get("extractor"))
+
+
 for _name in BUILTINS:
-    grader(f"letta.{_name}", *(("ascii_printable_only",) if _name == "ascii_printable_only" else ()))(_builtin(_name))
+    aliases = ("ascii_printable_only",) if _name == "ascii_printable_only" else ()
+    grader(f"letta.{_name}", *aliases, reads=_extractor_reads)(_builtin(_name))
 
 
-@grader("letta.tool")
+@grader("letta.tool", reads=_extractor_reads)
 def letta_tool(
     function: str,
     extractor: str = "last_assistant",

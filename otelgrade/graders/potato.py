@@ -9,7 +9,6 @@ trajectory evaluators compare the run's tool calls with a reference trajectory i
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,7 +23,9 @@ from otelgrade.graders.potato_reference import (
     greedy_matches,
     reference_calls,
 )
+from otelgrade.graders.schemas import schema_validator
 from otelgrade.graders.specs import GraderSpec, native_file, native_shape
+from otelgrade.patterns import Pattern, PatternError
 from otelgrade.results import GradeResult
 from otelgrade.trajectory import Trajectory
 
@@ -49,7 +50,7 @@ def _reference(ground_truth: Any, trajectory: Trajectory) -> Any:
 # --- trajectory evaluators -------------------------------------------------------------------
 
 
-@grader("potato.trajectory_match", "trajectory_match")
+@grader("potato.trajectory_match", "trajectory_match", reads=("tool_arguments",))
 def trajectory_match(
     mode: str = "strict",
     tool_args_match_mode: str = "exact",
@@ -101,7 +102,7 @@ def trajectory_match(
     return grade
 
 
-@grader("potato.tool_use", "tool_use")
+@grader("potato.tool_use", "tool_use", reads=("tool_arguments",))
 def tool_use(
     expected_tool: str,
     expected_args: dict[str, Any] | None = None,
@@ -136,7 +137,7 @@ def tool_use(
     return grade
 
 
-@grader("potato.tool_call_accuracy", "tool_call_accuracy")
+@grader("potato.tool_call_accuracy", "tool_call_accuracy", reads=("tool_arguments",))
 def tool_call_accuracy(args_match_mode: str = "exact", ground_truth: Any = None, key: str | None = None) -> GradeFn:
     """Potato ToolCallAccuracyEvaluator: the share of reference calls the agent reproduced (any order,
     extras not penalised, greedy first-match). No reference calls: skipped (Potato's score is None)."""
@@ -161,7 +162,7 @@ def tool_call_accuracy(args_match_mode: str = "exact", ground_truth: Any = None,
 # --- text evaluators -------------------------------------------------------------------------
 
 
-@grader("potato.exact_match", "exact_match")
+@grader("potato.exact_match", "exact_match", reads=("output",))
 def exact_match(
     case_sensitive: bool = True, strip: bool = True, ground_truth: Any = None, key: str | None = None
 ) -> GradeFn:
@@ -180,7 +181,7 @@ def exact_match(
     return grade
 
 
-@grader("potato.contains", "contains")
+@grader("potato.contains", "contains", reads=("output",))
 def contains(
     substring: Any = None, case_sensitive: bool = False, ground_truth: Any = None, key: str | None = None
 ) -> GradeFn:
@@ -199,12 +200,12 @@ def contains(
     return grade
 
 
-@grader("potato.regex_match", "regex_match")
+@grader("potato.regex_match", "regex_match", reads=("output",))
 def regex_match(pattern: str, flags: int = 0, key: str | None = None) -> GradeFn:
     """Potato RegexMatch: Python `re.search(pattern, output, flags)`; the reference is not used."""
     try:
-        compiled = re.compile(pattern, flags)
-    except re.error as exc:
+        compiled = Pattern(pattern, flags)
+    except PatternError as exc:
         raise ConfigError(f"invalid regular expression {pattern!r}: {exc}", "pattern") from None
 
     def grade(trajectory: Trajectory) -> GradeResult:
@@ -216,7 +217,7 @@ def regex_match(pattern: str, flags: int = 0, key: str | None = None) -> GradeFn
     return grade
 
 
-@grader("potato.edit_distance", "edit_distance")
+@grader("potato.edit_distance", "edit_distance", reads=("output",))
 def edit_distance(ground_truth: Any = None, key: str | None = None) -> GradeFn:
     """Potato EditDistance: 1 - Levenshtein distance / longer length, over code points (both empty: 1.0)."""
     from rapidfuzz.distance import Levenshtein
@@ -231,7 +232,7 @@ def edit_distance(ground_truth: Any = None, key: str | None = None) -> GradeFn:
     return grade
 
 
-@grader("potato.json_valid", "json_valid")
+@grader("potato.json_valid", "json_valid", reads=("output",))
 def json_valid(key: str | None = None) -> GradeFn:
     """Potato JSONValid: the output text parses with Python's `json.loads` (which accepts NaN and Infinity)."""
 
@@ -245,18 +246,15 @@ def json_valid(key: str | None = None) -> GradeFn:
     return grade
 
 
-@grader("potato.json_schema_match", "json_schema_match")
-def json_schema_match(schema: dict[str, Any] | bool, key: str | None = None) -> GradeFn:
+@grader("potato.json_schema_match", "json_schema_match", reads=("output",))
+def json_schema_match(schema: dict[str, Any] | bool, key: str | None = None, remote_refs: bool = False) -> GradeFn:
     """Potato JSONSchemaMatch: the output parses as JSON and validates against `schema` (latest draft unless
-    `$schema` says otherwise; `format` not asserted). The schema itself is checked when the config loads."""
+    `$schema` says otherwise; `format` not asserted). The schema itself is checked when the config loads.
+    A `$ref` to another document is an `error` grade unless `remote_refs: true` lets it be fetched (once)."""
     import jsonschema
+    import referencing.exceptions
 
-    validator_class = jsonschema.validators.validator_for(schema)
-    try:
-        validator_class.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        raise ConfigError(f"invalid JSON Schema: {exc.message}", "schema") from None
-    validator = validator_class(schema)
+    validator = schema_validator(schema, remote_refs)
 
     def grade(trajectory: Trajectory) -> GradeResult:
         label = key or "json_schema_match"
@@ -264,7 +262,11 @@ def json_schema_match(schema: dict[str, Any] | bool, key: str | None = None) -> 
             instance = json.loads(as_text(trajectory.output))
         except ValueError as exc:
             return GradeResult.check(False, f"invalid JSON: {exc}", value=False, key=label)
-        error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        try:
+            error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+        except referencing.exceptions.Unresolvable as exc:
+            fix = "" if remote_refs else "; remote references are fetched only with remote_refs: true"
+            return GradeResult.error(f"the schema's $ref {exc.ref!r} cannot be resolved{fix}", key=label)
         if error is not None:
             return GradeResult.check(False, error.message, value=False, key=label)
         return GradeResult.check(True, "matches the schema", value=True, key=label)
@@ -272,7 +274,7 @@ def json_schema_match(schema: dict[str, Any] | bool, key: str | None = None) -> 
     return grade
 
 
-@grader("potato.embedding_similarity", "embedding_similarity", "embedding_distance")
+@grader("potato.embedding_similarity", "embedding_similarity", "embedding_distance", reads=("output",))
 def embedding_similarity(
     model_name: str = "text-embedding-3-small",
     embed_fn: Callable[[str], Sequence[float]] | None = None,

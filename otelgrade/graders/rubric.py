@@ -13,17 +13,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
-from otelgrade.errors import ConfigError
+from otelgrade.errors import ConfigError, closest
 from otelgrade.graders.base import grader
-from otelgrade.graders.extractors import check_extractor, extract
+from otelgrade.graders.extractors import check_extractor, extract, extractor_reads
 from otelgrade.graders.transcript import render_trajectory
 from otelgrade.judges import Judgement, JudgeRequest
 from otelgrade.judges.request import AnswerMode
 from otelgrade.results import GradeResult
 from otelgrade.settings import JudgeControls
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import Part, Trajectory
 
 PLACEHOLDERS = ("{input}", "{submission}", "{ground_truth}", "{trajectory}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_]\w*)\}")
 
 
 _ANSWER_JSON = 'Answer with a JSON object only: {"rationale": "<why, briefly>", "score": <number from 0.0 to 1.0>}.'
@@ -59,6 +60,14 @@ class Judge(Judgement):
     extractor: str | None = None
     extractor_config: Mapping[str, Any] = field(default_factory=dict)
     ground_truth: Any = None
+
+    def reads(self) -> frozenset[Part]:
+        parts: set[Part] = {"input"} if "{input}" in self.template else set()
+        if "{trajectory}" in self.template:
+            parts.add("messages")
+        if "{submission}" in self.template or "{trajectory}" not in self.template:  # the answer is appended
+            parts |= extractor_reads(self.extractor) if self.extractor else {"output"}
+        return frozenset(parts)
 
     def request(self, trajectory: Trajectory) -> JudgeRequest | GradeResult:
         """The prompt for this run, or an `error` grade when there is nothing to grade."""
@@ -150,17 +159,32 @@ def _prompt(prompt: str | None, prompt_path: str | None, default: str | None = N
         raise ConfigError("give either `prompt` or `prompt_path`, not both", "prompt")
     if prompt_path is not None:
         try:
-            return Path(prompt_path).read_text()
+            text = Path(prompt_path).read_text()
         except OSError as exc:
             raise ConfigError(f"cannot read prompt file {prompt_path!r}: {exc.strerror}", "prompt_path") from None
+        return _known_placeholders(text, f"prompt file {prompt_path!r}", "prompt_path")
     if prompt is not None:
-        return prompt
+        return _known_placeholders(prompt, "the prompt", "prompt")
     if default is None:
         raise ConfigError("a rubric needs `prompt` (inline criteria) or `prompt_path` (a file)", "prompt")
     return default
 
 
-def _controls(controls: Mapping[str, Any]) -> JudgeControls:
+def _known_placeholders(template: str, where: str, key: str) -> str:
+    """The template, if every `{name}` in it is one the judge fills in (other braces, as in JSON, are text)."""
+    for name in _PLACEHOLDER.findall(template):
+        if f"{{{name}}}" not in PLACEHOLDERS:
+            guess = closest(name, [p.strip("{}") for p in PLACEHOLDERS], limit=1)
+            hint = f" (did you mean `{{{guess[0]}}}`?)" if guess else ""
+            raise ConfigError(
+                f"unknown placeholder {{{name}}} in {where}{hint}: the judge would see it as written; "
+                f"the placeholders are {', '.join(PLACEHOLDERS)}",
+                key,
+            )
+    return template
+
+
+def judge_controls(controls: Mapping[str, Any]) -> JudgeControls:
     try:
         return JudgeControls.model_validate(controls)
     except ValidationError as exc:
@@ -175,7 +199,7 @@ def _submission_judge(kind: str, mode: AnswerMode, given: Mapping[str, Any]) -> 
     return Judge(
         kind,
         _prompt(given["prompt"], given["prompt_path"]),
-        _controls(given["controls"]),
+        judge_controls(given["controls"]),
         mode,
         threshold=given["threshold"],
         extractor=extractor,
@@ -231,7 +255,7 @@ def trajectory_judge(
     return Judge(
         "trajectory_judge",
         template,
-        _controls(controls),
+        judge_controls(controls),
         response_format,
         pass_fail=not continuous,
         threshold=threshold,

@@ -17,7 +17,7 @@ from otelgrade.graders.base import GradeFn, grader, grader_type
 from otelgrade.graders.jsregex import JsRegex, JsRegexError, compile_prefixed, js_stringify
 from otelgrade.graders.specs import GraderSpec, native_file, native_shape
 from otelgrade.results import GradeResult
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.trajectory import Part, ToolCall, Trajectory
 
 _ROLES = ("required", "disallowed", "sequence")
 _FIELDS = ("name", "command", "path", "args", "pattern", "result", "min_count", "final", "at_step", "before_step")
@@ -40,6 +40,21 @@ def _int(value: Any, where: str, minimum: int) -> int:
 
 
 # --- tool-calls --------------------------------------------------------------------------------
+
+
+_ARGUMENT_KEYS = {"command", "path", "args", "pattern"}
+
+
+def _matcher_reads(params: Mapping[str, Any]) -> frozenset[Part]:
+    """tool-calls reads arguments when a matcher looks at them, results when one looks at `result`."""
+    matchers = [m for key in ("required", "disallowed", "sequence") for m in _as_list(params.get(key))]
+    keys = {k for m in matchers if isinstance(m, Mapping) for k in m}
+    parts: set[Part] = {"tool_arguments"} if keys & _ARGUMENT_KEYS else set()
+    return frozenset(parts | ({"tool_results"} if "result" in keys else set()))
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [] if value is None else [value]
 
 
 @dataclass(frozen=True)
@@ -146,7 +161,7 @@ def agent_step_base(trajectory: Trajectory) -> int:
     return min((c.step for c in trajectory.llm_calls), default=0)
 
 
-@grader("vally.tool-calls", "tool-calls")
+@grader("vally.tool-calls", "tool-calls", reads=_matcher_reads)
 def tool_calls(required: Any = None, disallowed: Any = None, sequence: Any = None) -> GradeFn:
     """vally tool-calls: every `required` entry is satisfied, no call matches a `disallowed` entry, and the
     `sequence` entries match calls in that relative order. Names and argument filters are unanchored JS
@@ -200,13 +215,13 @@ def _contains(substring: str, case_sensitive: bool, negate: bool) -> GradeFn:
     return grade
 
 
-@grader("vally.output-contains", "output-contains")
+@grader("vally.output-contains", "output-contains", reads=("output",))
 def output_contains(substring: str, case_sensitive: bool = False, negate: bool = False) -> GradeFn:
     """vally output-contains: `substring` occurs in the final output (case-insensitive by default)."""
     return _contains(substring, case_sensitive, negate)
 
 
-@grader("vally.output-not-contains", "output-not-contains")
+@grader("vally.output-not-contains", "output-not-contains", reads=("output",))
 def output_not_contains(substring: str, case_sensitive: bool = False) -> GradeFn:
     """vally output-not-contains: `substring` does not occur in the final output."""
     return _contains(substring, case_sensitive, True)
@@ -222,13 +237,13 @@ def _matches(pattern: str, negate: bool) -> GradeFn:
     return grade
 
 
-@grader("vally.output-matches", "output-matches")
+@grader("vally.output-matches", "output-matches", reads=("output",))
 def output_matches(pattern: str, negate: bool = False) -> GradeFn:
     """vally output-matches: a JavaScript regex (with `(?ims)` prefix flags) tested on the final output."""
     return _matches(pattern, negate)
 
 
-@grader("vally.output-not-matches", "output-not-matches")
+@grader("vally.output-not-matches", "output-not-matches", reads=("output",))
 def output_not_matches(pattern: str) -> GradeFn:
     """vally output-not-matches: the regex does not match the final output."""
     return _matches(pattern, True)
@@ -254,13 +269,13 @@ def _transcript(substring: str, case_sensitive: bool, negate: bool) -> GradeFn:
     return grade
 
 
-@grader("vally.transcript-contains", "transcript-contains")
+@grader("vally.transcript-contains", "transcript-contains", reads=("messages",))
 def transcript_contains(substring: str, case_sensitive: bool = False, negate: bool = False) -> GradeFn:
     """vally transcript-contains: some assistant message of the run (not only the last) contains `substring`."""
     return _transcript(substring, case_sensitive, negate)
 
 
-@grader("vally.transcript-not-contains", "transcript-not-contains")
+@grader("vally.transcript-not-contains", "transcript-not-contains", reads=("messages",))
 def transcript_not_contains(substring: str, case_sensitive: bool = False) -> GradeFn:
     """vally transcript-not-contains: no assistant message contains `substring` (fails with no messages)."""
     return _transcript(substring, case_sensitive, True)
@@ -295,13 +310,13 @@ def tool_call_count(max: float, tools: list[str] | None = None) -> GradeFn:
     return _budget("tool calls", max, count)
 
 
-@grader("vally.turn-count", "turn-count")
+@grader("vally.turn-count", "turn-count", reads=("messages",))
 def turn_count(max: float) -> GradeFn:
     """vally turn-count: at most `max` agent turns (model responses)."""
     return _budget("turns", max, lambda t: t.steps)
 
 
-@grader("vally.token-budget", "token-budget")
+@grader("vally.token-budget", "token-budget", reads=("llm_calls",))
 def token_budget(max: float) -> GradeFn:
     """vally token-budget: at most `max` tokens, input plus output, over every model call of the run."""
     return _budget("tokens", max, lambda t: sum((c.input_tokens or 0) + (c.output_tokens or 0) for c in t.llm_calls))
@@ -322,7 +337,7 @@ def wall_time(max: float) -> GradeFn:
 # --- completion and behaviour ----------------------------------------------------------------
 
 
-@grader("vally.completed", "completed")
+@grader("vally.completed", "completed", reads=("output",))
 def completed() -> GradeFn:
     """vally completed: a non-empty output, no error, and at least one finished agent turn."""
 
@@ -339,7 +354,7 @@ def completed() -> GradeFn:
     return grade
 
 
-@grader("vally.exit-success", "exit-success")
+@grader("vally.exit-success", "exit-success", reads=("output",))
 def exit_success() -> GradeFn:
     """vally exit-success: the run produced a non-empty output."""
 
@@ -391,7 +406,7 @@ def skill_invocation(
     return grade
 
 
-@grader("vally.max-repeat", "max-repeat")
+@grader("vally.max-repeat", "max-repeat", reads=("tool_arguments",))
 def max_repeat(
     max: int,
     match: Literal["observation", "name", "name-args"] = "observation",

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from otelgrade.results import GradeResult
 from otelgrade.settings import JudgeControls
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import Part, Trajectory
 
 AnswerMode = Literal["json_schema", "json_object", "tool"]
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)")
@@ -32,6 +32,10 @@ class Judgement(ABC):
     @abstractmethod
     def read(self, content: str | None, tool_calls: list[tuple[str, str]]) -> GradeResult:
         """The model's answer (text, and tool calls as (name, arguments JSON)) as a grade; malformed is `error`."""
+
+    def reads(self) -> frozenset[Part]:
+        """The parts of a run the prompt shows the model (a run lacking one is not judged)."""
+        return frozenset()
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,9 @@ class _Lane:
 
 
 class JudgeRunner:
-    """The `JudgeClient` of a running server or CLI: `judge` from any thread, answers on the runner's loop."""
+    """The `JudgeClient` of a running server or CLI: `judge` from any thread, answers on the runner's loop.
+
+    `sample`, when given, is every judge's sample rate, over the config's (`grade --judge-sample 1` in CI)."""
 
     def __init__(
         self,
@@ -77,12 +79,14 @@ class JudgeRunner:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         jitter: Callable[[], float] = random.random,
+        sample: float | None = None,
     ) -> None:
         if not isinstance(settings, JudgeSettings):
             settings = JudgeSettings.model_validate(dict(settings or {}))
         self.settings = settings
         self.metrics = metrics if metrics is not None else Metrics()
         self.clock, self.wall, self.jitter = clock, wall, jitter
+        self.sample = sample
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -107,6 +111,11 @@ class JudgeRunner:
         """Runs accepted by `judge` and not yet started."""
         return self._queued
 
+    @property
+    def outstanding(self) -> int:
+        """Runs accepted by `judge` and not yet answered."""
+        return len(self._tasks)
+
     # --- lifecycle
 
     async def start(self, judge_graders: Sequence[str] | None = None) -> None:
@@ -120,14 +129,17 @@ class JudgeRunner:
         if not self.enabled and (judge_graders is None or judge_graders):
             self._warn_no_key(self.settings.api_key_env, judge_graders)
 
-    async def close(self, drain: bool = True) -> None:
-        """Stop accepting runs; finish queued ones (`drain`) or report them `skipped`; close HTTP clients."""
+    async def close(self, drain: bool = True, timeout: float | None = None) -> None:
+        """Stop accepting runs; finish those accepted (`drain`, for at most `timeout` seconds). Runs still
+        unanswered then, or all of them without `drain`, are graded `error` (reason `shutdown`). Closes the HTTP
+        clients."""
         self._closed = True
-        tasks = list(self._tasks)
-        if not drain:
-            for task in tasks:
-                task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        left = set(self._tasks)
+        if drain and left:
+            _, left = await asyncio.wait(left, timeout=timeout)
+        for task in left:
+            task.cancel()
+        await asyncio.gather(*left, return_exceptions=True)
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             await client.close()
@@ -183,7 +195,9 @@ class JudgeRunner:
         try:
             result = await self._judge(trajectory, lane, started)
         except asyncio.CancelledError:
-            result = self._skip(lane, "shutdown")
+            result = GradeResult.error(
+                f"judge {lane.name} stopped at shutdown before it answered (server.shutdown_timeout)", reason="shutdown"
+            )
         except Exception as exc:  # a bug, not the judge's answer: still one grade per submitted run
             log.exception("judge %s failed on trace %s", lane.name, trajectory.trace_id)
             result = GradeResult.error(f"judge failed: {type(exc).__name__}: {exc}")
@@ -225,7 +239,7 @@ class JudgeRunner:
             base_url=c.base_url or s.base_url,
             key_env=key_env,
             api_key=os.environ.get(key_env) or None,
-            sample=c.sample if c.sample is not None else s.sample,
+            sample=next(rate for rate in (self.sample, c.sample, s.sample) if rate is not None),
             temperature=c.temperature if c.temperature is not None else s.temperature,
             max_retries=c.max_retries if c.max_retries is not None else s.max_retries,
             timeout=c.timeout if c.timeout is not None else s.timeout,
@@ -338,6 +352,8 @@ class JudgeRunner:
                 "attempts": attempt + 1,
                 "input_tokens": tokens_in,
                 "output_tokens": tokens_out,
+                "prompt": request.user,  # as sent, so a person can see what the judge was asked
+                "answer": content or "\n".join(f"{name}({arguments})" for name, arguments in tool_calls),
             }
             return result.model_copy(update={"metadata": {**result.metadata, **meta}})
         return GradeResult.error(
