@@ -31,6 +31,8 @@ PROM = DataSourceRef(type_val="prometheus", uid="${datasource}")
 # Suite and grader filters, as chosen in the dashboard's variables.
 SEL = 'suite=~"$suite", grader=~"$grader"'
 RATE = "$__rate_interval"
+# Where a browser reaches otelgrade's grades page (its metrics endpoint); the `otelgrade_url` variable.
+OTELGRADE_URL = "http://localhost:9464"
 
 
 def _query(expr: str, legend: str, *, exemplar: bool = False, instant: bool = False) -> prometheus.Dataquery:
@@ -113,7 +115,14 @@ def _variables(board: Dashboard) -> Dashboard:
         .current(VariableOption(selected=True, text="All", value="$__all"))
     )
     source = dashboard.DatasourceVariable("datasource").label("Prometheus").type("prometheus")
-    return board.with_variable(source).with_variable(suite).with_variable(grader)
+    otelgrade = (
+        dashboard.TextBoxVariable("otelgrade_url")
+        .label("otelgrade URL")
+        .description("Where your browser reaches otelgrade's grades page; failing runs link there.")
+        .default_value(OTELGRADE_URL)
+        .current(VariableOption(selected=True, text=OTELGRADE_URL, value=OTELGRADE_URL))
+    )
+    return board.with_variable(source).with_variable(suite).with_variable(grader).with_variable(otelgrade)
 
 
 def _grades_row(board: Dashboard) -> Dashboard:
@@ -145,15 +154,15 @@ def _grades_row(board: Dashboard) -> Dashboard:
     board = board.with_panel(
         _timeseries(
             "Failed grades",
-            "Failed grades per interval. Each point (exemplar) carries the trace id of a failing run: "
-            "hover it and follow the link to open the trace.",
+            "Failed grades per interval. Click a series for otelgrade's list of its failing runs and why they "
+            "failed; each point (exemplar) carries a failing run's trace id and links to the run and its trace.",
             "short",
             _query(
                 f'sum by (suite, grader) (increase(otelgrade_grades_total{{{SEL}, outcome="fail"}}[{RATE}]))',
                 "{{suite}} / {{grader}}",
                 exemplar=True,
             ),
-        )
+        ).data_links([_failing_runs_link()])
     )
     return board.with_panel(
         _timeseries(
@@ -170,6 +179,17 @@ def _grades_row(board: Dashboard) -> Dashboard:
                 "{{suite}} / {{grader}}: raised",
             ),
         )
+    )
+
+
+def _failing_runs_link() -> dashboard.DashboardLink:
+    """A click on a failed-grades series opens otelgrade's list of that grader's failing runs, each with its
+    rationale and a link to the run (an exemplar's own link, from the data source, opens `/runs/<trace_id>`)."""
+    labels = "suite=${__field.labels.suite}&grader=${__field.labels.grader}"
+    return (
+        dashboard.DashboardLink("Why they failed: ${__field.labels.suite} / ${__field.labels.grader} in otelgrade")
+        .url(f"${{otelgrade_url}}/?outcome=fail&{labels}")
+        .target_blank(True)
     )
 
 

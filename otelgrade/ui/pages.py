@@ -1,0 +1,200 @@
+"""The grades page on the metrics endpoint: `/` recent grades with filters, `/runs/<trace_id>` a run beside its
+grades, `/api/grades` the same list as JSON. HTML rendered on the server from the templates beside this module;
+it needs no JavaScript.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import jinja2
+from aiohttp import web
+
+from otelgrade.results import OUTCOMES, Grade
+from otelgrade.settings import UiSettings
+from otelgrade.trajectory import ToolCall, Trajectory, content_text
+from otelgrade.ui.store import ORDERS, GradeQuery, Run, RunStore, select
+
+JUDGE_KEYS = ("prompt", "answer", "raw_answer")  # shown as the judge's exchange, not as plain metadata
+
+_TEMPLATES = jinja2.Environment(
+    loader=jinja2.PackageLoader("otelgrade.ui", "templates"),
+    autoescape=True,
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+
+def add_grade_pages(app: web.Application, store: RunStore, settings: UiSettings) -> None:
+    """Serve the grades page from `app` (the metrics endpoint's application, with its auth)."""
+    pages = GradePages(store, settings)
+    app.router.add_get("/", pages.index)
+    app.router.add_get("/runs/{trace_id}", pages.run)
+    app.router.add_get("/api/grades", pages.api_grades)
+
+
+class GradePages:
+    def __init__(self, store: RunStore, settings: UiSettings) -> None:
+        self.store = store
+        self.settings = settings
+
+    async def index(self, request: web.Request) -> web.Response:
+        held = self.store.grades()
+        try:
+            query = GradeQuery.from_params(request.query)
+        except ValueError as exc:
+            return _html("error.html", status=400, problem=str(exc))
+        shown, total = select(held, query)
+        counts = Counter(g.outcome for g in held)
+        return _html(
+            "index.html",
+            grades=[self._grade_row(g) for g in shown],
+            total=total,
+            query=query,
+            filters=_filters(held, query),
+            orders=ORDERS,
+            counts=[(o, counts[o]) for o in OUTCOMES],
+            runs_held=len(self.store),
+            keep=self.store.keep,
+            request_query=request.query_string,
+        )
+
+    async def run(self, request: web.Request) -> web.Response:
+        trace_id = request.match_info["trace_id"].lower()
+        runs = self.store.runs(trace_id)
+        views = [self._run_view(run) for run in runs]
+        return _html(
+            "run.html",
+            status=200 if runs else 404,
+            trace_id=trace_id,
+            runs=views,
+            trace_link=self.settings.trace_link(trace_id),
+            keep=self.store.keep,
+        )
+
+    async def api_grades(self, request: web.Request) -> web.Response:
+        try:
+            query = GradeQuery.from_params(request.query)
+        except ValueError as exc:
+            return web.json_response({"error": str(exc)}, status=400)
+        shown, total = select(self.store.grades(), query)
+        rows = [
+            {
+                **g.to_dict(),
+                "run_url": f"/runs/{g.trace_id}",
+                "trace_url": self.settings.trace_link(g.trace_id, g.span_id),
+            }
+            for g in shown
+        ]
+        return web.json_response({"total": total, "grades": rows}, dumps=_json)
+
+    def _grade_row(self, grade: Grade) -> dict[str, Any]:
+        return {"grade": grade, "trace_link": self.settings.trace_link(grade.trace_id, grade.span_id)}
+
+    def _run_view(self, run: Run) -> dict[str, Any]:
+        t = run.trajectory
+        grades = sorted(run.grades, key=lambda g: (g.outcome != "fail", g.outcome != "error", g.suite, g.grader))
+        return {
+            "span_id": run.span_id,
+            "trajectory": t,
+            "tool_calls": [_tool_call(c, t) for c in t.tool_calls] if t else [],
+            "messages": [_message(m) for m in t.messages] if t else [],
+            "grades": [_grade(g) for g in grades],
+            "trace_link": self.settings.trace_link(run.trace_id, run.span_id),
+        }
+
+
+def _filters(held: list[Grade], query: GradeQuery) -> list[dict[str, Any]]:
+    """One select per filter: the values seen among the held grades (every outcome), and the chosen one."""
+    seen: dict[str, set[str]] = {"suite": set(), "grader": set(), "service": set(), "agent": set()}
+    for g in held:
+        for name, value in (
+            ("suite", g.suite),
+            ("grader", g.grader),
+            ("service", g.service_name),
+            ("agent", g.agent_name),
+        ):
+            if value:
+                seen[name].add(value)
+    labels = {"suite": "Suite", "grader": "Grader", "outcome": "Outcome", "service": "Service", "agent": "Agent"}
+    return [
+        {
+            "name": name,
+            "label": label,
+            "options": list(OUTCOMES) if name == "outcome" else sorted(seen[name]),
+            "chosen": getattr(query, name),
+        }
+        for name, label in labels.items()
+    ]
+
+
+def _tool_call(call: ToolCall, trajectory: Trajectory) -> dict[str, Any]:
+    """A tool call as shown: when its span carries no result, the tool message answering it stands in."""
+    result, result_from = call.result, "span"
+    if result is None and call.call_id:
+        answers = [m for m in trajectory.messages if m.get("role") == "tool" and m.get("tool_call_id") == call.call_id]
+        if answers:
+            result, result_from = content_text(answers[0].get("content")), "conversation"
+    return {"call": call, "arguments": _pretty(call.arguments), "result": result, "result_from": result_from}
+
+
+def _message(message: Mapping[str, Any]) -> dict[str, Any]:
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        function = function if isinstance(function, Mapping) else {}
+        calls.append({"name": function.get("name", "?"), "arguments": _pretty(function.get("arguments"))})
+    return {
+        "role": str(message.get("role", "?")),
+        "text": content_text(message.get("content")),
+        "tool_calls": calls,
+        "tool_call_id": message.get("tool_call_id"),
+    }
+
+
+def _grade(grade: Grade) -> dict[str, Any]:
+    meta = grade.metadata
+    return {
+        "grade": grade,
+        "prompt": meta.get("prompt"),
+        "answer": meta.get("answer", meta.get("raw_answer")),
+        "details": {k: _pretty(v) for k, v in meta.items() if k not in JUDGE_KEYS},
+    }
+
+
+def _pretty(value: Any) -> str:
+    """Objects and arrays as indented JSON (also when given as JSON text); anything else as it is written."""
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value
+        if not isinstance(parsed, dict | list):
+            return value
+        value = parsed
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _when(time_unix: float) -> str:
+    return datetime.fromtimestamp(time_unix, UTC).strftime("%Y-%m-%d %H:%M:%S") if time_unix else ""
+
+
+def _score(score: float | None) -> str:
+    return "—" if score is None else f"{score:.2f}"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _html(template: str, status: int = 200, **context: Any) -> web.Response:
+    body = _TEMPLATES.get_template(template).render(**context)
+    return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
+
+
+_TEMPLATES.filters.update(when=_when, score=_score)

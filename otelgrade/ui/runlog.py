@@ -1,0 +1,126 @@
+"""Log lines a person can act on: one INFO line per failing run (rate-limited, with a count of what was left
+out) and a one-line summary of what was graded every `ui.log_summary` seconds.
+
+A `Sink` of the exporter; `tick` is called by the server's loop so a summary comes out when nothing arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from otelgrade.results import OUTCOMES, Grade
+from otelgrade.settings import UiSettings
+
+log = logging.getLogger("otelgrade.runs")
+
+WINDOW_SECONDS = 60.0  # `ui.log_failures` is per this window
+RATIONALE_CHARS = 300  # the page has the full text
+
+
+class RunLog:
+    """Thread-safe: written by the grading thread and judge callbacks, ticked by the event loop."""
+
+    def __init__(
+        self, settings: UiSettings, clock: Callable[[], float] = time.monotonic, logger: logging.Logger = log
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.log = logger
+        self._lock = threading.Lock()
+        now = clock()
+        self._window_start = now  # the rate limit's current window
+        self._logged_in_window = 0
+        self._left_out_in_window = 0
+        self._left_out_before = 0  # left out in the previous window, said on the next line that is logged
+        self._next_summary = now + settings.log_summary
+        self._since = now
+        self._outcomes: Counter[str] = Counter()
+        self._runs: set[tuple[str, str]] = set()
+        self._failing_runs = 0
+        self._left_out = 0
+
+    def write(self, grades: Sequence[Grade]) -> None:
+        with self._lock:
+            failing: dict[tuple[str, str], list[Grade]] = {}
+            for g in grades:
+                key = (g.trace_id, g.span_id)
+                self._runs.add(key)
+                self._outcomes[g.outcome] += 1
+                if g.outcome == "fail":
+                    failing.setdefault(key, []).append(g)
+            self._failing_runs += len(failing)
+            for run in failing.values():
+                self._failing_run(run)
+
+    def tick(self) -> None:
+        """Log the summary when it is due."""
+        with self._lock:
+            if self.settings.log_summary and self.clock() >= self._next_summary:
+                self._summary()
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        """Say what was graded since the last summary (shutdown)."""
+        with self._lock:
+            if self.settings.log_summary:
+                self._summary()
+
+    def _failing_run(self, grades: list[Grade]) -> None:
+        now = self.clock()
+        if now - self._window_start >= WINDOW_SECONDS:
+            self._window_start = now
+            self._left_out_before += self._left_out_in_window
+            self._logged_in_window = self._left_out_in_window = 0
+        if self._logged_in_window >= self.settings.log_failures:
+            self._left_out_in_window += 1
+            self._left_out += 1
+            return
+        self._logged_in_window += 1
+        line = failing_run_line(grades, self.settings.trace_link(grades[0].trace_id, grades[0].span_id))
+        if self._left_out_before:
+            line += f" ({self._left_out_before} more failing run(s) not logged: ui.log_failures is "
+            line += f"{self.settings.log_failures} a minute; the grades page lists them all)"
+            self._left_out_before = 0
+        self.log.info("%s", line)
+
+    def _summary(self) -> None:
+        now = self.clock()
+        if self._outcomes:
+            counts = ", ".join(f"{self._outcomes[o]} {o}" for o in OUTCOMES)
+            line = f"graded {len(self._runs)} run(s) in the last {now - self._since:.0f}s (grades: {counts})"
+            if self._failing_runs:
+                line += f"; {self._failing_runs} run(s) failed"
+                if self._left_out:
+                    line += f", {self._left_out} of them not logged one by one (ui.log_failures)"
+            self.log.info("%s", line)
+        self._since = now
+        self._next_summary = now + self.settings.log_summary
+        self._outcomes.clear()
+        self._runs.clear()
+        self._failing_runs = self._left_out = 0
+
+
+def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None) -> str:
+    """One line for one run's failing grades: where the run is, and each failing grader's reason."""
+    first = grades[0]
+    where = [f"trace_id={first.trace_id}", f"span_id={first.span_id}"]
+    if first.service_name:
+        where.append(f"service={first.service_name}")
+    if first.agent_name:
+        where.append(f"agent={first.agent_name}")
+    reasons = "; ".join(
+        f"suite={g.suite} grader={g.grader}: {_one_line(g.rationale) or '(no rationale)'}" for g in grades
+    )
+    line = f"run failed: {' '.join(where)} | {reasons}"
+    return f"{line} | trace: {trace_link}" if trace_link else line
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= RATIONALE_CHARS else flat[: RATIONALE_CHARS - 1] + "…"

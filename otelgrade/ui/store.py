@@ -1,0 +1,179 @@
+"""The recent runs the grades page shows: each graded run's trajectory and grades, in bounded memory.
+
+A `Sink` of the exporter (grades) and the grading's `on_run` hook (trajectories). When more than `keep` runs
+are held, the oldest run without a failing grade goes first; failing runs go only when nothing else is left.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from otelgrade.results import OUTCOMES, Grade, Outcome
+from otelgrade.trajectory import Trajectory
+
+RunKey = tuple[str, str]  # (trace_id, span_id)
+ORDERS = ("failing", "newest")
+MAX_LIMIT = 5000
+
+
+@dataclass
+class Run:
+    """One graded run: its rebuilt trajectory (None once only late grades of an evicted run arrived)."""
+
+    trace_id: str
+    span_id: str
+    trajectory: Trajectory | None = None
+    grades: list[Grade] = field(default_factory=list)
+
+    @property
+    def failing(self) -> bool:
+        return any(g.outcome == "fail" for g in self.grades)
+
+
+@dataclass(frozen=True)
+class GradeQuery:
+    """Which grades to list and in what order: the page's and the API's query parameters."""
+
+    suite: str | None = None
+    grader: str | None = None
+    outcome: Outcome | None = None
+    service: str | None = None
+    agent: str | None = None
+    order: str = "failing"  # failing first (then errors), newest first within each; or "newest"
+    limit: int = 200
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, str]) -> GradeQuery:
+        """Read query parameters; an empty value means "any". Raises ValueError naming a bad parameter."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise ValueError(f"unknown parameter {unknown[0]!r}; the filters are {', '.join(sorted(known))}")
+        given = {key: value for key, value in params.items() if value != ""}
+        outcome = given.get("outcome")
+        if outcome is not None and outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+        order = given.get("order", "failing")
+        if order not in ORDERS:
+            raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
+        try:
+            limit = int(given.get("limit", 200))
+        except ValueError:
+            raise ValueError(f"limit must be a whole number, not {given['limit']!r}") from None
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ValueError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+        return cls(
+            suite=given.get("suite"),
+            grader=given.get("grader"),
+            outcome=outcome,
+            service=given.get("service"),
+            agent=given.get("agent"),
+            order=order,
+            limit=limit,
+        )
+
+    def accepts(self, grade: Grade) -> bool:
+        wanted = (
+            (self.suite, grade.suite),
+            (self.grader, grade.grader),
+            (self.outcome, grade.outcome),
+            (self.service, grade.service_name),
+            (self.agent, grade.agent_name),
+        )
+        return all(want is None or want == have for want, have in wanted)
+
+
+_URGENCY = {"fail": 0, "error": 1}
+
+
+def select(grades: Iterable[Grade], query: GradeQuery) -> tuple[list[Grade], int]:
+    """The grades the query asks for, in its order and cut to its limit, and how many matched in all."""
+    matched = [g for g in grades if query.accepts(g)]
+    matched.sort(key=lambda g: g.time_unix, reverse=True)
+    if query.order == "failing":
+        matched.sort(key=lambda g: _URGENCY.get(g.outcome, 2))  # stable: newest first within each group
+    return matched[: query.limit], len(matched)
+
+
+class RunStore:
+    """Thread-safe: written by the grading thread and judge callbacks, read by the page's handlers."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self._passing: OrderedDict[RunKey, Run] = OrderedDict()  # oldest first
+        self._failing: OrderedDict[RunKey, Run] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add_run(self, trajectory: Trajectory) -> None:
+        """Hold a run about to be graded (Grading's `on_run`)."""
+        held = slim(trajectory)
+        with self._lock:
+            self._run((trajectory.trace_id, trajectory.span_id)).trajectory = held
+
+    def write(self, grades: Sequence[Grade]) -> None:
+        with self._lock:
+            for grade in grades:
+                key = (grade.trace_id, grade.span_id)
+                run = self._run(key)
+                run.grades.append(grade)
+                if grade.outcome == "fail" and key in self._passing:
+                    self._failing[key] = self._passing.pop(key)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def grades(self) -> list[Grade]:
+        """Every grade held, in no particular order."""
+        with self._lock:
+            return [g for runs in (self._passing, self._failing) for run in runs.values() for g in run.grades]
+
+    def runs(self, trace_id: str) -> list[Run]:
+        """The held runs of one trace, in the order they started (outer runs before nested ones)."""
+        with self._lock:
+            found = [
+                Run(run.trace_id, run.span_id, run.trajectory, list(run.grades))
+                for runs in (self._passing, self._failing)
+                for run in runs.values()
+                if run.trace_id == trace_id
+            ]
+        return sorted(found, key=lambda r: (r.trajectory is None, (r.trajectory and r.trajectory.start_time) or ""))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._passing) + len(self._failing)
+
+    def _run(self, key: RunKey) -> Run:
+        run = self._passing.get(key) or self._failing.get(key)
+        if run is None:
+            # Make room first, so a new run is always held: its failing grade comes after it.
+            while len(self._passing) + len(self._failing) >= self.keep:
+                (self._passing or self._failing).popitem(last=False)
+            run = self._passing[key] = Run(*key)
+        return run
+
+
+ATTRIBUTE_CHARS = 2000
+"""How much of one attribute's value the page keeps: runs are kept by count, so no value may be large."""
+
+
+def slim(trajectory: Trajectory) -> Trajectory:
+    """The run as the page shows it: without each LLM call's own copy of the conversation so far, which grows
+    with the square of the run's length (`messages` holds the conversation once), and with long attribute
+    values cut (a span can carry megabytes in one attribute)."""
+    calls = [c.model_copy(update={"input_messages": [], "output_messages": []}) for c in trajectory.llm_calls]
+    attributes = {k: _cut(v) for k, v in trajectory.attributes.items()}
+    return trajectory.model_copy(update={"llm_calls": calls, "attributes": attributes})
+
+
+def _cut(value: Any) -> Any:
+    text = value if isinstance(value, str) else None
+    if text is None or len(text) <= ATTRIBUTE_CHARS:
+        return value
+    return f"{text[:ATTRIBUTE_CHARS]}… [{len(text) - ATTRIBUTE_CHARS} more characters not kept]"
