@@ -3,8 +3,9 @@
 Pre-encodes ExportTraceServiceRequest bodies of realistic agent runs (an `invoke_agent` root, then
 alternating `chat` and `execute_tool` children with GenAI semantic-convention attributes; children
 first and the root last, the order SDKs export them), sends them over OTLP/gRPC or OTLP/HTTP with
-several connections, and waits until the server's `/metrics` shows every run graded. It reports
-spans/s from the first byte sent to the last run graded, the server's peak RSS, and the floor:
+several connections (or paced at a given rate), and waits until the server's `/metrics` shows every
+run graded. It reports spans/s from the first byte sent to the last run graded, the server's CPU time
+per span and peak RSS, the grading delay quantiles, and the floor:
 parsing the same bytes with `protobuf` and reading every span and attribute into Python objects,
 measured in this process. The ratio of the two is the figure that holds on a noisy machine.
 
@@ -188,6 +189,11 @@ def decode_walk(bodies: Sequence[bytes]) -> int:
     return n
 
 
+def count_spans(body: bytes) -> int:
+    request = ts.ExportTraceServiceRequest.FromString(body)
+    return sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+
+
 def decode_floor(bodies: Sequence[bytes], repeat: int = 3) -> float:
     """The best spans/s of `repeat` passes of `decode_walk` over the same bytes."""
     best = 0.0
@@ -220,7 +226,8 @@ def total(samples: dict[str, float], metric: str) -> float:
 
 
 def histogram_quantile(before: dict[str, float], after: dict[str, float], metric: str, q: float) -> float | None:
-    """The `q` quantile of observations made between two scrapes (upper bound of its bucket), as PromQL would."""
+    """The `q` quantile of observations made between two scrapes, interpolated within its bucket as PromQL's
+    `histogram_quantile` does (the bucket's upper bound when it is the `+Inf` one)."""
     buckets: list[tuple[float, float]] = []
     pattern = re.compile(rf'^{re.escape(metric)}_bucket\{{(?:.*,)?le="([^"]+)"(?:,.*)?\}}$')
     for key, value in after.items():
@@ -231,9 +238,13 @@ def histogram_quantile(before: dict[str, float], after: dict[str, float], metric
     if not buckets or buckets[-1][1] <= 0:
         return None
     rank = q * buckets[-1][1]
+    lower, below = 0.0, 0.0
     for bound, count in buckets:
         if count >= rank:
-            return bound
+            if bound == float("inf") or count == below:
+                return bound
+            return lower + (bound - lower) * (rank - below) / (count - below)
+        lower, below = bound, count
     return None
 
 
@@ -247,6 +258,16 @@ def proc_status_kb(pid: int, field: str) -> int | None:
     except OSError:
         return None
     return None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of a process and all its threads so far (/proc/<pid>/stat), None where unavailable."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # --- sending ----------------------------------------------------------------------------------
@@ -289,47 +310,69 @@ def http_sender(target: str, gzipped: bool = False) -> Callable[[bytes], None]:
 @dataclass
 class Result:
     protocol: str
-    traces: int
+    runs: int  # agent runs the load carries (runs_graded grows by this much)
     spans: int
     request_bytes: int
     send_s: float
     end_to_end_s: float | None
     spans_per_s: float | None  # end to end (or sent, without --metrics)
-    floor_spans_per_s: float
+    floor_spans_per_s: float | None
     ratio: float | None
+    cpu_us_per_span: float | None  # the server's CPU time (all threads) from the first byte to the last run graded
     peak_rss_mb: float | None
-    rss_before_mb: float | None
     peak_spans_in_flight: float | None
-    grading_delay_p99_s: float | None  # bucket upper bound
+    grading_delay_p50_s: float | None  # interpolated within the histogram's buckets
+    grading_delay_p99_s: float | None
+
+
+def _paced(
+    send: Callable[[bytes], None], bodies: Sequence[bytes], spans: Sequence[int], rate: float, pool: Any
+) -> None:
+    """Submit each body when `rate` spans/s says it is due (the pool's threads send it)."""
+    t0, due = time.perf_counter(), 0.0
+    futures = []
+    for body, n in zip(bodies, spans, strict=True):
+        wait = t0 + due - time.perf_counter()
+        if wait > 0:
+            time.sleep(wait)
+        futures.append(pool.submit(send, body))
+        due += n / rate
+    for f in futures:
+        f.result()
 
 
 def run_load(
     bodies: Sequence[bytes],
-    spans_per_trace: int,
-    traces: int,
+    spans: Sequence[int],
+    runs: int,
     protocol: str,
     target: str,
     metrics_url: str | None = None,
     *,
     concurrency: int = 8,
     server_pid: int | None = None,
-    expected_grades_per_run: int = 1,
+    rate: float | None = None,
+    floor: bool = True,
     timeout: float = 300.0,
     gzipped: bool = False,
 ) -> Result:
-    """Send `bodies`, wait for every run to be graded (when `metrics_url` is given) and measure."""
+    """Send `bodies` (carrying `spans[i]` spans each) as fast as they are taken, or at `rate` spans/s; wait until
+    `runs` more runs are graded (when `metrics_url` is given) and measure."""
     send = grpc_sender(target) if protocol == "grpc" else http_sender(target, gzipped)
     payload = [gzip.compress(b, 1) for b in bodies] if gzipped else list(bodies)
     before = scrape(metrics_url) if metrics_url else {}
     graded_before = total(before, "otelgrade_runs_graded_total")
-    rss_before = proc_status_kb(server_pid, "VmRSS") if server_pid else None
+    cpu_before = cpu_seconds(server_pid) if server_pid else None
     peak_in_flight = 0.0
-    n_spans = traces * spans_per_trace
+    n_spans = sum(spans)
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
-        for _ in pool.map(send, payload):
-            pass
+        if rate:
+            _paced(send, payload, spans, rate, pool)
+        else:
+            for _ in pool.map(send, payload):
+                pass
     sent = time.perf_counter() - t0
     done: float | None = None
     now: dict[str, float] = {}
@@ -338,29 +381,32 @@ def run_load(
         while time.monotonic() < deadline:
             now = scrape(metrics_url)
             peak_in_flight = max(peak_in_flight, total(now, "otelgrade_spans_in_flight"))
-            if total(now, "otelgrade_runs_graded_total") - graded_before >= traces * expected_grades_per_run:
+            if total(now, "otelgrade_runs_graded_total") - graded_before >= runs:
                 done = time.perf_counter() - t0
                 break
             time.sleep(0.02)
         else:
-            raise TimeoutError(f"the server graded fewer than {traces} runs within {timeout:.0f}s")
-    floor = decode_floor(bodies)
+            raise TimeoutError(f"the server graded fewer than {runs} runs within {timeout:.0f}s")
+    cpu_after = cpu_seconds(server_pid) if server_pid else None
+    floor_rate = decode_floor(bodies) if floor else None
     elapsed = done if done is not None else sent
     peak = proc_status_kb(server_pid, "VmHWM") if server_pid else None
+    delay = "otelgrade_grading_delay_seconds"
     return Result(
         protocol=protocol + ("+gzip" if gzipped else ""),
-        traces=traces,
+        runs=runs,
         spans=n_spans,
         request_bytes=sum(len(b) for b in bodies),
         send_s=sent,
         end_to_end_s=done,
         spans_per_s=n_spans / elapsed,
-        floor_spans_per_s=floor,
-        ratio=(n_spans / done / floor) if done else None,
+        floor_spans_per_s=floor_rate,
+        ratio=(n_spans / done / floor_rate) if done and floor_rate else None,
+        cpu_us_per_span=(cpu_after - cpu_before) / n_spans * 1e6 if cpu_before is not None and cpu_after else None,
         peak_rss_mb=peak / 1024 if peak else None,
-        rss_before_mb=rss_before / 1024 if rss_before else None,
         peak_spans_in_flight=peak_in_flight if metrics_url else None,
-        grading_delay_p99_s=histogram_quantile(before, now, "otelgrade_grading_delay_seconds", 0.99) if now else None,
+        grading_delay_p50_s=histogram_quantile(before, now, delay, 0.5) if now else None,
+        grading_delay_p99_s=histogram_quantile(before, now, delay, 0.99) if now else None,
     )
 
 
@@ -375,20 +421,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--server-pid", type=int, help="read the server's peak RSS from /proc/<pid>/status")
     p.add_argument("--grades-per-run", type=int, default=1, help="suites each run matches (runs_graded per run)")
+    p.add_argument("--rate", type=float, help="send at this many spans/s instead of as fast as they are taken")
     p.add_argument("--gzip", action="store_true", help="gzip HTTP bodies")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = p.parse_args(argv)
     bodies = encode_requests(args.traces, args.spans_per_trace, args.batch_traces)
     result = run_load(
         bodies,
-        args.spans_per_trace,
-        args.traces,
+        [count_spans(b) for b in bodies],
+        args.traces * args.grades_per_run,
         args.protocol,
         args.target,
         args.metrics,
         concurrency=args.concurrency,
         server_pid=args.server_pid,
-        expected_grades_per_run=args.grades_per_run,
+        rate=args.rate,
         gzipped=args.gzip,
     )
     if args.json:
@@ -397,8 +444,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"sent {result.spans:,} spans ({result.request_bytes / 1e6:.1f} MB) in {result.send_s:.2f}s")
     if result.end_to_end_s is not None and result.spans_per_s is not None:
         print(f"every run graded after {result.end_to_end_s:.2f}s: {result.spans_per_s:,.0f} spans/s end to end")
-    print(f"decode+walk floor on the same bytes: {result.floor_spans_per_s:,.0f} spans/s", end="")
+    print(f"decode+walk floor on the same bytes: {result.floor_spans_per_s or 0:,.0f} spans/s", end="")
     print(f"; ratio {result.ratio:.2f}" if result.ratio else "")
+    if result.cpu_us_per_span:
+        print(f"server CPU {result.cpu_us_per_span:.1f} µs/span")
     if result.peak_rss_mb:
         print(f"server peak RSS {result.peak_rss_mb:.0f} MB")
     return 0

@@ -1,14 +1,19 @@
 """The otelgrade benchmark: starts `otelgrade serve` on free ports, loads it, prints one table.
 
-Scenarios, each against its own server (so each peak RSS is its own):
-  deterministic  code graders only, `assembly.settle` 0.2 s; over OTLP/gRPC, then OTLP/HTTP
-  slow judge     the same plus a rubric judge at `sample: 1.0` whose endpoint answers after 2 s,
-                 over OTLP/gRPC: what a slow judge costs ingest, against the deterministic gRPC row
-                 (both servers up at once, their loads alternated)
-  memory         a long settle, so every span stays held: server RSS growth per in-flight span
+For each load (the synthetic agent mix; the captured fixture traces replayed with fresh trace ids) and each
+protocol (OTLP/gRPC, OTLP/HTTP), one server with code graders only and `assembly.settle` 0.2 s takes
+`--repeat` rounds of:
+  saturation  every request sent as fast as it is taken: end-to-end spans/s (first byte sent to last run
+              graded), the decode+walk floor on the same bytes in this process, their ratio, the server's
+              CPU time per span (all its threads, from /proc) and its peak RSS;
+  half rate   the same load paced at half the spans/s the round just sustained, for `--half-seconds`:
+              the grading delay p50/p99 (from the server's histogram, interpolated within buckets).
+Then, per load, a server with a long settle holds every span of `--repeat` successive batches: RSS growth
+per held span, beyond the span's payload (its share of the request bytes).
+Every figure is printed as the median (min-max) of the rounds. `--judge S` adds the agent mix over gRPC
+with a rubric judge at `sample: 1.0` that answers after S seconds: what a slow judge costs ingest.
 
-usage: python -m bench.run [--traces 20000] [--spans-per-trace 10] [--concurrency 8] [--repeat 1]
-                           [--scenarios judge,memory] [--judge-delay 2] [--json]
+usage: python -m bench.run [--repeat 3] [--agent-copies 10] [--captured-copies 10] [--judge 2] [--json]
 """
 
 from __future__ import annotations
@@ -16,9 +21,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
 import os
+import platform
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,13 +34,14 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from bench import loadgen
+from bench.loads import Load, agent_mix, captured
 from tests.fake_openai import FakeOpenAI, Reply
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,172 +144,213 @@ def _ports() -> dict[str, int]:
     return {"grpc": free_port(), "http": free_port(), "metrics": free_port()}
 
 
-def load(server: Server, protocol: str, args: argparse.Namespace) -> loadgen.Result:
-    bodies = loadgen.encode_requests(args.traces, args.spans_per_trace, args.batch_traces)
-    target = server.grpc if protocol == "grpc" else server.http
-    return loadgen.run_load(
-        bodies,
-        args.spans_per_trace,
-        args.traces,
-        protocol,
-        target,
-        server.metrics_url,
-        concurrency=args.concurrency,
-        server_pid=server.pid,
-    )
+SETTLE = "0.2s"
 
 
-def _best(a: loadgen.Result | None, b: loadgen.Result) -> loadgen.Result:
-    """The faster of two runs, by spans/s end to end (peak RSS is the process's, so the later one's)."""
-    if a is None or (b.spans_per_s or 0) > (a.spans_per_s or 0):
-        return b
-    b_peak = b.peak_rss_mb
-    return loadgen.Result(**{**asdict(a), "peak_rss_mb": b_peak})
+@dataclass
+class Row:
+    """The rounds of one load over one protocol against one server."""
+
+    load: str
+    protocol: str
+    saturation: list[loadgen.Result] = field(default_factory=list)
+    half_rate: list[loadgen.Result] = field(default_factory=list)
 
 
 @dataclass
 class Memory:
-    spans_held: float
-    rss_growth_mb: float
-    bytes_per_span: float
-    payload_bytes_per_span: float
+    load: str
+    spans_held: list[float] = field(default_factory=list)  # per batch
+    bytes_per_span: list[float] = field(default_factory=list)  # RSS growth per held span, per batch
+    payload_bytes_per_span: float = 0.0
+
+    @property
+    def beyond_payload(self) -> list[float]:
+        return [b - self.payload_bytes_per_span for b in self.bytes_per_span]
 
 
-def measure_memory(workdir: Path, args: argparse.Namespace) -> Memory:
-    """Hold every span (settle longer than the test) and divide the server's RSS growth by the spans held."""
-    config = server_config(_ports(), "120s", idle_timeout="300s", max_traces=1_000_000)
-    bodies = loadgen.encode_requests(args.traces, args.spans_per_trace, args.batch_traces)
-    n_spans = args.traces * args.spans_per_trace
+def measure(
+    server: Server, load: Load, protocol: str, args: argparse.Namespace
+) -> tuple[loadgen.Result, loadgen.Result]:
+    """One round: the load at saturation, then paced at half the rate it sustained."""
+    target = server.grpc if protocol == "grpc" else server.http
+
+    def run(load: Load, **kw: Any) -> loadgen.Result:
+        return loadgen.run_load(
+            load.issue(),
+            load.span_counts,
+            load.runs,
+            protocol,
+            target,
+            server.metrics_url,
+            concurrency=args.concurrency,
+            server_pid=server.pid,
+            **kw,
+        )
+
+    saturated = run(load)
+    rate = (saturated.spans_per_s or 0.0) / 2
+    per_copy = saturated.spans / load.copies
+    copies = max(1, math.ceil(rate * args.half_seconds / per_copy))
+    return saturated, run(load.scaled(copies), rate=rate, floor=False)
+
+
+def measure_memory(workdir: Path, load: Load, batches: int) -> Memory:
+    """Hold every span (settle longer than the test) of `batches` successive issues of `load`; per batch,
+    the server's RSS growth over the spans it added."""
+    config = server_config(_ports(), "300s", idle_timeout="600s", max_traces=10_000_000)
+    memory = Memory(load.name)
     with serve(workdir, "memory", config) as server:
-        time.sleep(0.5)
-        before = loadgen.proc_status_kb(server.pid, "VmRSS") or 0
         send = loadgen.grpc_sender(server.grpc)
-        for body in bodies:
-            send(body)
-        deadline = time.monotonic() + 60
         held = 0.0
-        while time.monotonic() < deadline:
-            held = loadgen.total(loadgen.scrape(server.metrics_url), "otelgrade_spans_in_flight")
-            if held >= n_spans:
-                break
-            time.sleep(0.1)
-        time.sleep(0.5)
-        after = loadgen.proc_status_kb(server.pid, "VmRSS") or 0
+        payload = 0
+        for _ in range(batches):
+            time.sleep(0.5)
+            before = loadgen.proc_status_kb(server.pid, "VmRSS") or 0
+            bodies = load.issue()
+            payload += sum(len(b) for b in bodies)
+            for body in bodies:
+                send(body)
+            want, start = held + sum(load.span_counts), held
+            deadline = time.monotonic() + 120
+            while held < want and time.monotonic() < deadline:
+                time.sleep(0.1)
+                held = loadgen.total(loadgen.scrape(server.metrics_url), "otelgrade_spans_in_flight")
+            time.sleep(0.5)
+            after = loadgen.proc_status_kb(server.pid, "VmRSS") or 0
+            memory.spans_held.append(held)
+            memory.bytes_per_span.append((after - before) * 1024 / max(1.0, held - start))
         with contextlib.suppress(ProcessLookupError):
-            server.proc.kill()  # grading 100k held spans at shutdown is not what is measured here
-    growth = (after - before) * 1024
-    return Memory(
-        spans_held=held,
-        rss_growth_mb=growth / 2**20,
-        bytes_per_span=growth / held if held else float("nan"),
-        payload_bytes_per_span=sum(len(b) for b in bodies) / n_spans,
+            server.proc.kill()  # grading every held span at shutdown is not what is measured here
+    memory.payload_bytes_per_span = payload / max(1.0, held)
+    return memory
+
+
+def machine() -> str:
+    model = "unknown CPU"
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), model)
+    from google.protobuf.internal import api_implementation
+
+    return (
+        f"{os.cpu_count()} CPUs ({model}), Python {platform.python_version()}, "
+        f"protobuf {api_implementation.Type()} backend, {platform.system()} {platform.release()}"
     )
 
 
-def _fmt(value: float | None, spec: str = ",.0f") -> str:
-    return "-" if value is None else format(value, spec)
+def _spread(values: Sequence[float | None], spec: str = ",.0f", scale: float = 1.0) -> str:
+    """median (min-max) of the values that are known."""
+    known = sorted(v * scale for v in values if v is not None and math.isfinite(v))
+    if not known:
+        return "-"
+    med = format(statistics.median(known), spec)
+    return med if len(known) == 1 else f"{med} ({format(known[0], spec)}-{format(known[-1], spec)})"
 
 
-def table(
-    rows: Sequence[tuple[str, loadgen.Result]],
-    baseline: loadgen.Result | None,
-    memory: Memory | None,
-    judge_requests: int | None = None,
-) -> str:
-    head = ("scenario", "protocol", "spans", "sent spans/s", "e2e spans/s", "floor spans/s", "ratio", "peak RSS MB")
-    lines: list[tuple[str, ...]] = [(*head, "delay p99 s")]
-    for scenario, r in rows:
-        lines.append(
-            (
-                scenario,
-                r.protocol,
-                f"{r.spans:,}",
-                _fmt(r.spans / r.send_s),
-                _fmt(r.spans_per_s),
-                _fmt(r.floor_spans_per_s),
-                _fmt(r.ratio, ".2f"),
-                _fmt(r.peak_rss_mb),
-                _fmt(r.grading_delay_p99_s, ".2f"),
-            )
+def table(rows: Sequence[Row], memory: Sequence[Memory], judged: Row | None = None) -> str:
+    head = (
+        "load",
+        "protocol",
+        "spans",
+        "e2e spans/s",
+        "floor spans/s",
+        "ratio",
+        "server CPU µs/span",
+        "peak RSS MB",
+        "delay p50 ms",
+        "delay p99 ms",
+    )
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in [*rows, *([judged] if judged else [])]:
+        sat, half = row.saturation, row.half_rate
+        cells = (
+            row.load,
+            row.protocol,
+            f"{sat[0].spans:,}",
+            _spread([r.spans_per_s for r in sat]),
+            _spread([r.floor_spans_per_s for r in sat]),
+            _spread([r.ratio for r in sat], ".2f"),
+            _spread([r.cpu_us_per_span for r in sat], ".1f"),
+            _spread([max(r.peak_rss_mb or 0 for r in sat)]),
+            _spread([r.grading_delay_p50_s for r in half], ".0f", 1000),
+            _spread([r.grading_delay_p99_s for r in half], ".0f", 1000),
         )
-    widths = [max(len(str(line[i])) for line in lines) for i in range(len(lines[0]))]
-    out = [
-        "  ".join(
-            str(c).ljust(w) if i < 2 else str(c).rjust(w) for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        )
-        for line in lines
-    ]
-    for scenario, r in rows:
-        if scenario.startswith("slow judge") and baseline and r.spans_per_s and baseline.spans_per_s:
-            ingest = (r.spans / r.send_s) / (baseline.spans / baseline.send_s) - 1
-            e2e = r.spans_per_s / baseline.spans_per_s - 1
-            out.append(
-                f"slow judge vs none over {r.protocol}: ingest {ingest:+.0%}, end to end {e2e:+.0%} "
-                f"({judge_requests} judge requests answered during the run)"
-            )
+        lines.append("| " + " | ".join(cells) + " |")
     if memory:
-        out.append(
-            f"memory: {memory.spans_held:,.0f} spans held, RSS +{memory.rss_growth_mb:.0f} MB = "
-            f"{memory.bytes_per_span:,.0f} bytes per in-flight span "
-            f"(request payload {memory.payload_bytes_per_span:,.0f} bytes/span)"
-        )
-    return "\n".join(out)
+        lines += ["", "| load | spans held | RSS bytes per held span | payload bytes per span | beyond payload |"]
+        lines.append("|---|---|---|---|---|")
+        for m in memory:
+            lines.append(
+                f"| {m.load} | {m.spans_held[-1]:,.0f} | {_spread(m.bytes_per_span)} | "
+                f"{m.payload_bytes_per_span:,.0f} | {_spread(m.beyond_payload)} |"
+            )
+    if judged:
+        base = next(r for r in rows if r.load == "agent mix" and r.protocol == judged.protocol)
+        sent = statistics.median(r.spans / r.send_s for r in judged.saturation)
+        sent_base = statistics.median(r.spans / r.send_s for r in base.saturation)
+        lines += ["", f"{judged.load} over {judged.protocol}: ingest {sent / sent_base - 1:+.0%} against no judge"]
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    p.add_argument("--traces", type=int, default=20000)
+    p.add_argument("--agent-traces", type=int, default=1000, help="agent-mix runs per copy")
+    p.add_argument("--agent-copies", type=int, default=10, help="copies of the agent mix per saturation round")
     p.add_argument("--spans-per-trace", type=int, default=10)
-    p.add_argument("--batch-traces", type=int, default=50)
+    p.add_argument("--batch-traces", type=int, default=50, help="agent-mix runs per export request")
+    p.add_argument("--captured-copies", type=int, default=10, help="copies of the captured traces per round")
+    p.add_argument("--loads", default="agent,captured")
+    p.add_argument("--protocols", default="grpc,http")
     p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--scenarios", default="judge,memory", help="optional scenarios beside the deterministic rows")
-    p.add_argument("--repeat", type=int, default=1, help="loads per server; the best is reported")
-    p.add_argument("--judge-delay", type=float, default=2.0, help="seconds the fake judge takes to answer")
+    p.add_argument("--repeat", type=int, default=3, help="rounds per server (and memory batches per load)")
+    p.add_argument("--half-seconds", type=float, default=3.0, help="how long each half-rate load lasts")
+    p.add_argument("--no-memory", action="store_true", help="skip the held-span memory measurement")
+    p.add_argument("--judge", type=float, metavar="SECONDS", help="add the agent mix with a judge this slow")
     p.add_argument("--json", action="store_true", help="print the results as JSON instead of a table")
     args = p.parse_args(argv)
-    scenarios = set(args.scenarios.split(","))
-    rows: list[tuple[str, loadgen.Result]] = []
-    baseline: loadgen.Result | None = None
-    memory: Memory | None = None
-    judge_requests: int | None = None
+    chosen = args.loads.split(",")
+    loads = (
+        [agent_mix(args.agent_traces, args.spans_per_trace, args.batch_traces).scaled(args.agent_copies)]
+        if "agent" in chosen
+        else []
+    )
+    loads += [captured(args.captured_copies)] if "captured" in chosen else []
+    rows: list[Row] = []
+    memory: list[Memory] = []
+    judged: Row | None = None
     with tempfile.TemporaryDirectory(prefix="otelgrade-bench-") as tmp:
         workdir = Path(tmp)
-        judge_name = f"slow judge ({args.judge_delay:g} s)"
-        with contextlib.ExitStack() as stack:
-            # gRPC with and without a judge: both servers up, loads alternated, best of --repeat each
-            servers = {"deterministic": stack.enter_context(serve(workdir, "grpc", server_config(_ports(), "0.2s")))}
-            if "judge" in scenarios:
-                judge = stack.enter_context(FakeOpenAI(default=Reply.grade(0.9, delay=args.judge_delay)))
-                config = server_config(_ports(), "0.2s", judge_url=judge.base_url)
-                servers[judge_name] = stack.enter_context(serve(workdir, "judge", config))
-            best: dict[str, loadgen.Result] = {}
-            for _ in range(args.repeat):
-                for name, server in servers.items():
-                    best[name] = _best(best.get(name), load(server, "grpc", args))
-            if "judge" in scenarios:
-                judge_requests = len(judge.requests)
-        rows.append(("deterministic", best["deterministic"]))
-        baseline = best["deterministic"]
-        with serve(workdir, "http", server_config(_ports(), "0.2s")) as server:
-            http_best: loadgen.Result | None = None
-            for _ in range(args.repeat):
-                http_best = _best(http_best, load(server, "http", args))
-            assert http_best is not None
-            rows.append(("deterministic", http_best))
-        if judge_name in best:
-            rows.append((judge_name, best[judge_name]))
-        if "memory" in scenarios:
-            memory = measure_memory(workdir, args)
+        for load in loads:
+            for protocol in args.protocols.split(","):
+                rows.append(_rounds(workdir, load, protocol, args))
+            if not args.no_memory:
+                memory.append(measure_memory(workdir, load, args.repeat))
+        if args.judge is not None and loads and loads[0].name == "agent mix":
+            with FakeOpenAI(default=Reply.grade(0.9, delay=args.judge)) as judge:
+                judged = _rounds(workdir, loads[0], "grpc", args, judge.base_url)
+                judged.load = f"agent mix, judge {args.judge:g} s"
     if args.json:
         doc = {
-            "runs": [{"scenario": s, **asdict(r)} for s, r in rows],
-            "memory": asdict(memory) if memory else None,
-            "judge_requests": judge_requests,
+            "machine": machine(),
+            "rows": [asdict(r) for r in [*rows, *([judged] if judged else [])]],
+            "memory": [{**asdict(m), "beyond_payload": m.beyond_payload} for m in memory],
         }
         print(json.dumps(doc, indent=2))
     else:
-        print(table(rows, baseline, memory, judge_requests))
+        print(f"machine: {machine()}; settle {SETTLE}, median (min-max) of {args.repeat} rounds\n")
+        print(table(rows, memory, judged))
     return 0
+
+
+def _rounds(workdir: Path, load: Load, protocol: str, args: argparse.Namespace, judge_url: str | None = None) -> Row:
+    row = Row(load.name, protocol)
+    name = f"{load.name.replace(' ', '-')}-{protocol}"
+    with serve(workdir, name, server_config(_ports(), SETTLE, judge_url=judge_url)) as server:
+        for _ in range(args.repeat):
+            saturated, half = measure(server, load, protocol, args)
+            row.saturation.append(saturated)
+            row.half_rate.append(half)
+    return row
 
 
 if __name__ == "__main__":
