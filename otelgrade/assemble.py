@@ -9,7 +9,9 @@ A trace is complete once its root span (no parent) has arrived and nothing has a
 a new trace closes the oldest one early (reason `evicted`; it is still graded, so nothing is lost
 silently and ingest is never refused), and items beyond `max_spans_per_trace` are dropped and
 counted. Items for a trace that already closed are counted as late, not graded again; a bounded
-cache remembers recently closed trace ids. Deadlines live in one heap with lazy deletion.
+cache remembers recently closed trace ids (a spool restores it after a restart). Deadlines live in
+one heap with lazy deletion. Each item counts the bytes it came in (its share of its request's body),
+so the server can bound memory in bytes.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class CompletedTrace:
     logs: list[LogEvent]
     reason: Reason
     last_seen: float  # when the trace's last item arrived, on the assembler's clock
+    nbytes: float = 0.0  # bytes received for its items
 
 
 @dataclass(slots=True)
@@ -57,6 +60,7 @@ class _Trace:
     logs: list[LogEvent] = field(default_factory=list)
     span_ids: set[str] = field(default_factory=set)
     size: int = 0  # spans + log events held
+    nbytes: float = 0.0  # bytes received for them
     has_root: bool = False
     scheduled: float = 0.0  # the deadline of this trace's live heap entry
 
@@ -70,6 +74,7 @@ class Assembler:
         self._closed: OrderedDict[str, None] = OrderedDict()  # decision cache
         self._evicted: list[CompletedTrace] = []
         self._spans_held = 0
+        self._bytes_held = 0.0
         for reason in ("complete", "idle", "max_duration", "evicted", "shutdown"):
             self.metrics.traces_completed.labels(reason)  # every reason's series exists from the start
 
@@ -82,6 +87,23 @@ class Assembler:
     @property
     def spans_in_flight(self) -> int:
         return self._spans_held
+
+    @property
+    def bytes_in_flight(self) -> float:
+        """Bytes received for the items held (each item's share of its request's body)."""
+        return self._bytes_held
+
+    def decided(self, trace_id: str) -> bool:
+        """Whether the trace has closed recently (its items arriving now would be late)."""
+        return trace_id in self._closed
+
+    def remember(self, trace_ids: Iterable[str]) -> None:
+        """Take these trace ids (oldest first) as already decided: a restart's restored decision cache."""
+        for trace_id in trace_ids:
+            self._closed[trace_id] = None
+            self._closed.move_to_end(trace_id)
+        while len(self._closed) > self.settings.decision_cache_size:
+            self._closed.popitem(last=False)
 
     def reconfigure(self, settings: AssemblySettings) -> None:
         """Apply new limits and timeouts to held traces too (the deadline heap is rebuilt)."""
@@ -96,7 +118,8 @@ class Assembler:
 
     # --- intake ------------------------------------------------------------------------------
 
-    def add_spans(self, spans: Iterable[Span], now: float) -> AddResult:
+    def add_spans(self, spans: Iterable[Span], now: float, item_bytes: float = 0.0) -> AddResult:
+        """Hold spans; `item_bytes` is what each one counts toward `bytes_in_flight`."""
         result = AddResult()
         rejected = result.rejected
         limit = self.settings.max_spans_per_trace
@@ -119,11 +142,13 @@ class Assembler:
                 trace.span_ids.add(span.span_id)
                 trace.spans.append(span)
                 trace.size += 1
+                trace.nbytes += item_bytes
                 if span.parent_id is None:
                     trace.has_root = True
                 result.accepted += 1
         self._touch(touched, now)
         self._spans_held += result.accepted
+        self._bytes_held += result.accepted * item_bytes
         m = self.metrics
         for reason, count in rejected.items():
             m.spans_rejected.labels(reason).inc(count)
@@ -132,7 +157,8 @@ class Assembler:
         self._update_gauges()
         return result
 
-    def add_logs(self, events: Iterable[LogEvent], now: float) -> AddResult:
+    def add_logs(self, events: Iterable[LogEvent], now: float, item_bytes: float = 0.0) -> AddResult:
+        """Hold GenAI log events; `item_bytes` is what each one counts toward `bytes_in_flight`."""
         result = AddResult()
         rejected = result.rejected
         limit = self.settings.max_spans_per_trace
@@ -148,9 +174,11 @@ class Assembler:
                 continue
             trace.logs.append(event)
             trace.size += 1
+            trace.nbytes += item_bytes
             result.accepted += 1
         self._touch(touched, now)
         self._spans_held += result.accepted
+        self._bytes_held += result.accepted * item_bytes
         m = self.metrics
         for reason, count in rejected.items():
             m.log_records_dropped.labels(reason).inc(count)
@@ -232,11 +260,12 @@ class Assembler:
     def _close(self, trace_id: str, reason: Reason) -> CompletedTrace:
         trace = self._traces.pop(trace_id)
         self._spans_held -= trace.size
+        self._bytes_held = max(0.0, self._bytes_held - trace.nbytes) if self._traces else 0.0  # no float drift
         self._closed[trace_id] = None
         if len(self._closed) > self.settings.decision_cache_size:
             self._closed.popitem(last=False)
         self.metrics.traces_completed.labels(reason).inc()
-        return CompletedTrace(trace_id, trace.spans, trace.logs, reason, trace.last_seen)
+        return CompletedTrace(trace_id, trace.spans, trace.logs, reason, trace.last_seen, trace.nbytes)
 
     def _update_gauges(self) -> None:
         self.metrics.traces_in_flight.set(len(self._traces))

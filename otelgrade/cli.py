@@ -5,35 +5,56 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
+import textwrap
 from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
 
+from otelgrade import __version__
 from otelgrade.config import Config, load_config
 from otelgrade.errors import ConfigError, InputError
 from otelgrade.metrics import Metrics
+from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.results import Grade
 from otelgrade.trajectory import Trajectory
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+FAILING = ("fail", "error")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="otelgrade", description="Grade AI agent runs from OpenTelemetry traces.")
+    parser.add_argument("--version", action="version", version=f"otelgrade {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="receive OTLP traces and logs, grade every run, export metrics")
     serve.add_argument("--config", help="otelgrade.yaml (default: the embedded default config)")
 
-    grade = commands.add_parser("grade", help="grade captured traces offline (exit 0 all passed, 1 some failed)")
+    grade = commands.add_parser(
+        "grade", help="grade captured traces offline (exit 0 all passed, 1 some failed, 2 bad input or no run matched)"
+    )
     grade.add_argument("--config", help="otelgrade.yaml or a reference system's config (default: embedded)")
     grade.add_argument("--format", choices=["text", "json"], default="text")
+    grade.add_argument("--failed-only", action="store_true", help="show only failed and errored grades (and runs)")
+    grade.add_argument(
+        "--judge-sample",
+        type=_rate,
+        metavar="RATE",
+        help="the share of runs every judge grades, over the config's `sample` (1 judges every run)",
+    )
     grade.add_argument("inputs", nargs="+", metavar="INPUT", help="OTLP .pb/.json/.jsonl, trajectory JSON, or dirs")
 
     trajectories = commands.add_parser("trajectories", help="print the runs rebuilt from captured traces")
     trajectories.add_argument("--format", choices=["json", "text"], default="json")
+    trajectories.add_argument("--config", help="a config whose `rebuild.mappings` read unknown instrumentation")
     trajectories.add_argument("inputs", nargs="+", metavar="INPUT")
+
+    inspect = commands.add_parser("inspect", help="show how each trace's spans were read (dialect, role, why)")
+    inspect.add_argument("--config", help="a config whose `rebuild.mappings` read unknown instrumentation")
+    inspect.add_argument("inputs", nargs="+", metavar="INPUT")
 
     check = commands.add_parser("check-config", help="validate a config file (exit 2 with the reason)")
     check.add_argument("config")
@@ -46,14 +67,26 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run(args.config)
         if args.command == "check-config":
             return _check_config(args.config)
+        if args.command == "inspect":
+            return _inspect(args.inputs, sys.stdout, args.config)
         if args.command == "trajectories":
-            return _trajectories(args.inputs, args.format, sys.stdout)
-        return _grade(args.config, args.inputs, args.format, sys.stdout)
+            return _trajectories(args.inputs, args.format, sys.stdout, args.config)
+        return _grade(args.config, args.inputs, args.format, sys.stdout, args.failed_only, args.judge_sample)
     except (ConfigError, InputError) as exc:
         print(f"otelgrade: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
+
+
+def _rate(text: str) -> float:
+    try:
+        rate = float(text)
+    except ValueError:
+        rate = -1.0
+    if not 0.0 <= rate <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1 (1 judges every run), not {text!r}")
+    return rate
 
 
 def _check_config(path: str) -> int:
@@ -63,11 +96,32 @@ def _check_config(path: str) -> int:
     return EXIT_OK
 
 
-def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO) -> int:
+def _mappings(config_path: str | None) -> tuple[Dialect, ...]:
+    """The config's `rebuild.mappings` as dialects (none without a config)."""
+    return mapped_dialects(load_config(config_path).rebuild.mappings) if config_path else ()
+
+
+def _inspect(inputs: Sequence[str], out: TextIO, config_path: str | None = None) -> int:
+    from otelgrade.offline import read_spans
+    from otelgrade.rebuild.explain import explain_trace
+
+    traces = read_spans(inputs)
+    if not traces:
+        raise InputError(f"no spans found in {' '.join(inputs)}")
+    for trace_id, (spans, logs) in traces.items():
+        runs, readings = explain_trace(spans, logs, _mappings(config_path))
+        out.write(f"trace {trace_id}: {len(spans)} span(s), {len(runs)} run(s)\n")
+        for r in readings:
+            dialect = f"[{r.dialect}] " if r.dialect else ""
+            out.write(f"  {'  ' * r.depth}{r.name or r.span_id!r} {dialect}-> {r.role}: {r.why}\n")
+    return EXIT_OK
+
+
+def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str | None = None) -> int:
     from otelgrade.offline import read_inputs
 
     count = 0
-    for trajectory in read_inputs(inputs):
+    for trajectory in read_inputs(inputs, _mappings(config_path)):
         count += 1
         if fmt == "json":
             out.write(trajectory.model_dump_json() + "\n")
@@ -78,29 +132,63 @@ def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO) -> int:
                 f"llm={len(trajectory.llm_calls)} tools={tools}\n  input: {_short(trajectory.input)}\n"
                 f"  output: {_short(trajectory.output)}\n"
             )
+            if trajectory.lacks:
+                out.write(
+                    f"  not in the trace: {', '.join(trajectory.lacks)} (graders that need them answer skipped)\n"
+                )
     if count == 0:
         raise InputError(f"no agent runs found in {' '.join(inputs)}")
     return EXIT_OK
 
 
-def _grade(config_path: str | None, inputs: Sequence[str], fmt: str, out: TextIO) -> int:
+def _grade(
+    config_path: str | None,
+    inputs: Sequence[str],
+    fmt: str,
+    out: TextIO,
+    failed_only: bool = False,
+    judge_sample: float | None = None,
+) -> int:
     from otelgrade.offline import read_inputs
 
     config = load_config(config_path)
-    trajectories = list(read_inputs(inputs))
+    trajectories = list(read_inputs(inputs, mapped_dialects(config.rebuild.mappings)))
     if not trajectories:
         raise InputError(f"no agent runs found in {' '.join(inputs)}")
-    runs = asyncio.run(_grade_all(config, trajectories))
+    runs = asyncio.run(_grade_all(config, trajectories, judge_sample))
     grades = [g for _, run_grades in runs for g in run_grades]
+    if not grades:
+        raise InputError(_nothing_matched(config, trajectories))
     if fmt == "json":
         for g in grades:
-            out.write(json.dumps(g.to_dict(), ensure_ascii=False) + "\n")
+            if g.outcome in FAILING or not failed_only:
+                out.write(json.dumps(g.to_dict(), ensure_ascii=False) + "\n")
     else:
-        _print_report(runs, out)
-    return EXIT_FAILED if any(g.outcome in ("fail", "error") for g in grades) else EXIT_OK
+        _print_report(runs, out, failed_only, shutil.get_terminal_size((100, 24)).columns)
+    return EXIT_FAILED if any(g.outcome in FAILING for g in grades) else EXIT_OK
 
 
-async def _grade_all(config: Config, trajectories: list[Trajectory]) -> list[tuple[Trajectory, list[Grade]]]:
+def _nothing_matched(config: Config, trajectories: list[Trajectory]) -> str:
+    """Why nothing was graded: what the runs look like, beside what each suite takes."""
+
+    def seen(names: Counter[str]) -> str:
+        shown = ", ".join(f"{name} ({count})" for name, count in names.most_common(10))
+        return shown + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+
+    services = Counter(t.service_name or "(none)" for t in trajectories)
+    agents = Counter(t.agent_name or "(none)" for t in trajectories)
+    suites = "".join(f"\n    {s.name}: {json.dumps(s.match, ensure_ascii=False)}" for s in config.suites)
+    return (
+        f"no suite matched any of the {len(trajectories)} run(s), so nothing was graded\n"
+        f"  the runs have\n    service.name: {seen(services)}\n    agent_name: {seen(agents)}\n"
+        f"  the suites match{suites or ' nothing: the config has no suites'}\n"
+        f"  fix the suites' `match` in {config.source} (a suite without `match` grades every run)"
+    )
+
+
+async def _grade_all(
+    config: Config, trajectories: list[Trajectory], judge_sample: float | None = None
+) -> list[tuple[Trajectory, list[Grade]]]:
     """Grade every run as the server would, with judges' answers awaited."""
     from otelgrade.export import Exporter
     from otelgrade.grading import Grading, Suite
@@ -108,7 +196,7 @@ async def _grade_all(config: Config, trajectories: list[Trajectory]) -> list[tup
 
     metrics = Metrics()
     grading = Grading([Suite.build(s.name, s.match, s.graders) for s in config.suites], Exporter(metrics), metrics)
-    judges = JudgeRunner(config.judge, metrics)
+    judges = JudgeRunner(config.judge, metrics, sample=judge_sample)
     await judges.start(grading.judge_graders())
     grading.install([Suite.build(s.name, s.match, s.graders, judges) for s in config.suites])
     try:
@@ -117,9 +205,13 @@ async def _grade_all(config: Config, trajectories: list[Trajectory]) -> list[tup
         await judges.close()
 
 
-def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO) -> None:
+def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO, failed_only: bool, columns: int) -> None:
+    """A table per run (only failing grades with `failed_only`), rationales in full, then pass rates of all."""
     marks = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skipped": "SKIP"}
-    for trajectory, grades in runs:
+    for trajectory, all_grades in runs:
+        grades = [g for g in all_grades if g.outcome in FAILING] if failed_only else all_grades
+        if failed_only and not grades:
+            continue
         out.write(
             f"run {trajectory.trace_id}/{trajectory.span_id}  agent={trajectory.agent_name or '-'}  "
             f"status={trajectory.status}\n"
@@ -129,9 +221,8 @@ def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO) -> No
         width = max((len(f"{g.suite}/{g.grader}") for g in grades), default=0)
         for g in grades:
             score = "-" if g.score is None else f"{g.score:.2f}"
-            out.write(
-                f"    {marks[g.outcome]:<5} {f'{g.suite}/{g.grader}':<{width}}  {score:>5}  {_short(g.rationale)}\n"
-            )
+            prefix = f"    {marks[g.outcome]:<5} {f'{g.suite}/{g.grader}':<{width}}  {score:>5}  "
+            out.write(_wrapped(prefix, g.rationale or "-", columns) + "\n")
     totals: Counter[tuple[str, str]] = Counter()
     for _, grades in runs:
         for g in grades:
@@ -147,6 +238,18 @@ def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO) -> No
     failed = sum(g.outcome == "fail" for g in all_grades)
     errored = sum(g.outcome == "error" for g in all_grades)
     out.write(f"\n{len(runs)} run(s), {len(all_grades)} grade(s): {failed} failed, {errored} error(s)\n")
+
+
+def _wrapped(prefix: str, text: str, columns: int) -> str:
+    """`prefix`, then all of `text` wrapped to `columns` in the column after it (under the prefix, indented, when
+    that column would be narrower than 40)."""
+    if columns - len(prefix) < 40:
+        prefix, first = " " * 8, prefix.rstrip() + "\n"
+    else:
+        first = ""
+    room = max(columns - len(prefix), 40)
+    lines = [line for paragraph in text.splitlines() for line in textwrap.wrap(paragraph, room, break_on_hyphens=False)]
+    return first + prefix + f"\n{' ' * len(prefix)}".join(lines or ["-"])
 
 
 def _short(text: str | None, limit: int = 100) -> str:

@@ -16,11 +16,25 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders import GraderSpec, grader_specs, native_suites
 from otelgrade.receivers import receiver_types
-from otelgrade.settings import AssemblySettings, JudgeSettings, MetricsSettings, ReceiverSettings
+from otelgrade.route import FIELDS
+from otelgrade.settings import (
+    BASE_DIR,
+    AssemblySettings,
+    DurabilitySettings,
+    JudgeSettings,
+    LimitsSettings,
+    MetricsSettings,
+    RebuildSettings,
+    ReceiverSettings,
+    ServerSettings,
+    UiSettings,
+)
 from otelgrade.sinks import SinkSettings, read_sink
 
 DEFAULT_CONFIG = "otelgrade.yaml"
@@ -42,9 +56,15 @@ class Config:
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     assembly: AssemblySettings = field(default_factory=AssemblySettings)
     judge: JudgeSettings = field(default_factory=JudgeSettings)
+    ui: UiSettings = field(default_factory=UiSettings)
+    rebuild: RebuildSettings = field(default_factory=RebuildSettings)
+    limits: LimitsSettings = field(default_factory=LimitsSettings)
+    durability: DurabilitySettings = field(default_factory=DurabilitySettings)
+    server: ServerSettings = field(default_factory=ServerSettings)
     suites: list[Suite] = field(default_factory=list)
     sinks: list[SinkSettings] = field(default_factory=list)
     source: str = EMBEDDED
+    suites_listed: bool = False  # the file has a top-level `suites:` list: `suites: []` grades nothing on purpose
 
     def receiver_addresses(self) -> dict[str, str]:
         """The receivers to start: name -> address (a receiver set to null is off)."""
@@ -58,8 +78,29 @@ _BLOCKS: dict[str, type[BaseModel]] = {
     "metrics": MetricsSettings,
     "assembly": AssemblySettings,
     "judge": JudgeSettings,
+    "ui": UiSettings,
+    "rebuild": RebuildSettings,
+    "limits": LimitsSettings,
+    "durability": DurabilitySettings,
+    "server": ServerSettings,
 }
 _TOP_LEVEL = (*_BLOCKS, "suites", "sinks")
+# What a suite's `match` commonly names: the run fields and common resource and GenAI span attributes.
+_WELL_KNOWN_KEYS = (
+    *FIELDS,
+    "service.namespace",
+    "service.version",
+    "service.instance.id",
+    "deployment.environment",
+    "deployment.environment.name",
+    "gen_ai.agent.id",
+    "gen_ai.system",
+    "gen_ai.provider.name",
+    "gen_ai.operation.name",
+    "gen_ai.request.model",
+    "gen_ai.response.model",
+    "gen_ai.conversation.id",
+)
 
 
 def default_config_text() -> str:
@@ -78,11 +119,21 @@ def load_config(path: str | Path | None = None) -> Config:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {exc}", file=file) from None
+        raise ConfigError(_yaml_problem(exc), file=file) from None
     try:
         return parse_config(doc, file)
     except ConfigError as exc:
         raise exc.at("", file) from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """What the YAML parser found and where (1-based line and column), without its `in "<unicode string>"`."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return f"not valid YAML: {exc}"
+    mark, context = exc.problem_mark, exc.context_mark
+    started = f" ({exc.context} that starts at line {context.line + 1})" if exc.context and context else ""
+    tabs = "; YAML indents with spaces, not tabs" if "'\\t'" in (exc.problem or "") else ""
+    return f"not valid YAML at line {mark.line + 1}, column {mark.column + 1}: {exc.problem}{started}{tabs}"
 
 
 def parse_config(doc: Any, source: str = "<string>") -> Config:
@@ -91,14 +142,18 @@ def parse_config(doc: Any, source: str = "<string>") -> Config:
     if not isinstance(doc, Mapping):
         raise ConfigError(f"the top level must be a mapping, not {type(doc).__name__}")
     doc = dict(doc)
+    suites_listed = isinstance(doc.get("suites"), list)
     if not any(key in doc for key in _TOP_LEVEL):
         doc = {"suites": native_suites(doc) or []} if native_suites(doc) is not None else doc
     unknown = sorted(set(doc) - set(_TOP_LEVEL))
     if unknown:
         raise ConfigError(f"unknown top-level key {unknown[0]!r}; the top level has {', '.join(_TOP_LEVEL)}")
-    base_dir = Path(source).parent if Path(source).is_file() else None
-    settings = {key: _block(model, doc.get(key), key) for key, model in _BLOCKS.items()}
+    base_dir = Path(source).resolve().parent if Path(source).is_file() else None
+    settings = {key: _block(model, doc.get(key), key, base_dir) for key, model in _BLOCKS.items()}
     _check_receivers(settings["receivers"])
+    spool_dir = settings["durability"].spool_dir
+    if spool_dir and base_dir is not None:
+        settings["durability"] = settings["durability"].model_copy(update={"spool_dir": str(base_dir / spool_dir)})
     raw_suites = doc.get("suites") or []
     if not isinstance(raw_suites, list):
         raise ConfigError("must be a list of suites", "suites")
@@ -116,16 +171,16 @@ def parse_config(doc: Any, source: str = "<string>") -> Config:
         except ConfigError as exc:
             raise exc.at(f"sinks[{i}]") from None
         sinks.append(sink.resolve_paths(base_dir) if base_dir is not None else sink)
-    return Config(suites=suites, sinks=sinks, source=source, **settings)
+    return Config(suites=suites, sinks=sinks, source=source, suites_listed=suites_listed, **settings)
 
 
-def _block(model: type[BaseModel], raw: Any, key: str) -> Any:
+def _block(model: type[BaseModel], raw: Any, key: str, base_dir: Path | None) -> Any:
     if raw is None:
         return model()
     if not isinstance(raw, Mapping):
         raise ConfigError(f"must be a mapping of {key} settings", key)
     try:
-        return model.model_validate(dict(raw))
+        return model.model_validate(dict(raw), context={BASE_DIR: base_dir})  # file paths are relative to it
     except ValidationError as exc:
         raise ConfigError.from_validation(exc, key, model.model_fields).at(key) from None
 
@@ -140,6 +195,21 @@ def _check_receivers(receivers: ReceiverSettings) -> None:
             raise ConfigError(f"must be host:port (or null to turn it off), not {address!r}", f"receivers.{name}")
 
 
+def _check_match_key(key: str, where: str) -> None:
+    """A key one or two typos from a well-known one (`servce.name`) is an error; other attribute names are taken
+    as written."""
+    if key in _WELL_KNOWN_KEYS:
+        return
+    typos = 1 if len(key) < 8 else 2
+    found = process.extractOne(key, _WELL_KNOWN_KEYS, scorer=OSA.distance, processor=str.lower, score_cutoff=typos)
+    if found is not None:
+        raise ConfigError(
+            f"match key {key!r} looks misspelled: did you mean `{found[0]}`? (keys are run fields such as "
+            "service.name, agent_name, source, status, or attribute names exactly as the spans carry them)",
+            where,
+        )
+
+
 def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
     if not isinstance(raw, Mapping):
         raise ConfigError("a suite must be a mapping with `name`, `match` and `graders`", where)
@@ -152,13 +222,21 @@ def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
     if not isinstance(match, Mapping):
         raise ConfigError("`match` must map attribute names to values or regexes", f"{where}.match")
     for key, value in match.items():
+        _check_match_key(str(key), f"{where}.match.{key}")
         for pattern in value if isinstance(value, list) else [value]:
             if isinstance(pattern, str) and pattern.startswith("^"):
                 try:
                     re.compile(pattern)
                 except re.error as exc:
                     raise ConfigError(f"invalid regex {pattern!r}: {exc}", f"{where}.match.{key}") from None
-    graders = raw.get("graders") or []
+    graders = raw.get("graders")
+    if not graders:
+        raise ConfigError(
+            f"suite {raw['name']!r} has no graders; add at least one, e.g. [{{type: max_tool_calls, max: 10}}]",
+            f"{where}.graders",
+        )
+    if not isinstance(graders, list | Mapping):
+        raise ConfigError("`graders` must be a list of grader blocks (or map names to blocks)", f"{where}.graders")
     items = list(graders.items()) if isinstance(graders, Mapping) else [(None, g) for g in graders]
     specs: list[GraderSpec] = []
     for i, (key, block) in enumerate(items):

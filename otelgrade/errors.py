@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pydantic import ValidationError
+from rapidfuzz import fuzz, process
 
 
 class ConfigError(ValueError):
@@ -36,7 +37,7 @@ class ConfigError(ValueError):
             return cls(f"unknown key {key!r}{' for ' + what if what else ''}{takes}", loc)
         if kind in ("missing", "missing_argument"):
             return cls(f"{what or 'this block'} needs `{key}`", loc)
-        return cls(f"{first['msg']} (got {first.get('input')!r})", loc)
+        return cls(f"{str(first['msg']).removeprefix('Value error, ')} (got {first.get('input')!r})", loc)
 
 
 def join_path(*parts: str) -> str:
@@ -47,6 +48,12 @@ def join_path(*parts: str) -> str:
             continue
         out = f"{out}{part}" if not out or part.startswith("[") else f"{out}.{part}"
     return out
+
+
+def closest(word: str, choices: Iterable[str], limit: int = 3) -> list[str]:
+    """The `choices` most like `word` (case ignored), best first: the names a "did you mean" offers."""
+    found = process.extract(word, list(choices), scorer=fuzz.ratio, processor=str.lower, limit=limit, score_cutoff=70)
+    return [choice for choice, _, _ in found]
 
 
 class InputError(ValueError):

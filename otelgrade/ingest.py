@@ -1,5 +1,10 @@
-"""Ingest: what happens to a received export request. Decode it, hand its records to the assembler,
-count the batch in metrics, and say what was refused. Receivers call it through `receivers.Ingest`.
+"""Ingest: what happens to a received export request. Decode it, write it to the spool (when durability is
+on) before keeping it, hand its records to the assembler, count the batch in metrics, and say what was
+refused. Receivers call it through `receivers.Ingest`; at start-up the server replays the spool through it.
+
+Memory is bounded in bytes: request bodies being received count toward `max_bytes_receiving` from before
+they are read until they are kept (past it: `Overloaded`), and each kept item counts its share of its
+request's body in the assembler.
 
 Metrics are updated once per request. `otelgrade_spans_received_total` counts the spans that
 decoded into records; spans cut later (bad ids, duplicates, over the per-trace limit) are counted
@@ -9,8 +14,10 @@ in `otelgrade_spans_rejected_total{reason}` as well.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterator
 from concurrent.futures import Executor
 from typing import TypeVar
 
@@ -18,6 +25,10 @@ from otelgrade.assemble import Assembler
 from otelgrade.decode import DecodedLogs, DecodedTraces, DecodeError, decode_logs, decode_traces
 from otelgrade.metrics import Metrics
 from otelgrade.receivers import Encoding, ExportResult, InvalidRequest, Overloaded, Signal
+from otelgrade.spans import LogEvent, Span
+from otelgrade.spool import Record, Spool
+
+log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
@@ -43,60 +54,119 @@ class Ingest:
         clock: Callable[[], float] = time.monotonic,
         decode_executor: Executor | None = None,
         busy: Callable[[], bool] = lambda: False,
+        max_bytes_receiving: int = 256 * 1024 * 1024,
+        spool: Spool | None = None,
     ) -> None:
         self.assembler = assembler
         self.metrics = metrics
-        self.max_request_bytes = max_request_bytes  # the server changes it on reload
+        self.max_request_bytes = max_request_bytes  # the server changes these two on reload
+        self.max_bytes_receiving = max_bytes_receiving
         self.clock = clock
         self._executor = decode_executor
         self.busy = busy  # true while the server wants senders to back off
+        self.spool = spool
+        self._receiving = 0
         for protocol in ("grpc", "http"):  # export the series at 0 so rate() and absent() work from the start
             metrics.spans_received.labels(protocol)
             metrics.log_records_received.labels(protocol)
 
-    async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> ExportResult:
-        """Decode and keep one request; raises `InvalidRequest` if the payload as a whole is unusable
-        and `Overloaded` while `busy()` says senders should retry later."""
-        if self.busy():
-            raise Overloaded("grading is behind; retry later")
+    @contextlib.contextmanager
+    def receiving(self, nbytes: int) -> Iterator[None]:
+        """Count `nbytes` of a request body as being received for the block; raises `Overloaded` when they would
+        take the bytes received at once past `max_bytes_receiving` (one request is always let through)."""
+        if self._receiving and self._receiving + nbytes > self.max_bytes_receiving:
+            raise Overloaded("too many bytes are being received at once; retry later")
+        self._receiving += nbytes
+        self.metrics.bytes_receiving.set(self._receiving)
         try:
-            if signal == "traces":
-                traces = await self._decode(decode_traces, body, encoding)
-                return self._keep_spans(traces, protocol)
-            logs = await self._decode(decode_logs, body, encoding)
+            yield
+        finally:
+            self._receiving -= nbytes
+            self.metrics.bytes_receiving.set(self._receiving)
+
+    async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> ExportResult:
+        """Decode and keep one request (on disk first, with a spool); raises `InvalidRequest` if the payload as
+        a whole is unusable and `Overloaded` while `busy()` says senders should retry later, or when the spool
+        cannot write it."""
+        if self.busy():
+            raise Overloaded("otelgrade is holding as much as it may; retry later")
+        try:
+            decoded = await self._decode(_decoder(signal), body, encoding)
         except DecodeError as exc:
             raise InvalidRequest(str(exc)) from exc
-        return self._keep_logs(logs, protocol)
+        if self.spool is not None:
+            trace_ids = {item.trace_id for item in _items(decoded)}
+            undecided = [t for t in trace_ids if not self.assembler.decided(t)]
+            try:
+                await self.spool.append(Record(signal, encoding, body), undecided)
+            except OSError as exc:
+                log.error("cannot write to the spool, refusing requests until it can: %s", exc)
+                raise Overloaded(f"cannot keep the request durably ({exc.strerror or exc}); retry later") from exc
+        return self._keep(decoded, _share(decoded, len(body)), protocol)
+
+    def replay(self, record: Record, graded: Container[str]) -> set[str]:
+        """Keep a spooled request again at start-up, without the traces in `graded`; the trace ids kept."""
+        try:
+            decoded = _decoder(record.signal)(record.body, record.encoding)
+        except DecodeError as exc:
+            log.error("a spooled %s request no longer decodes, skipped: %s", record.signal, exc)
+            return set()
+        share = _share(decoded, len(record.body))
+        if isinstance(decoded, DecodedTraces):
+            decoded.spans = [s for s in decoded.spans if s.trace_id not in graded]
+        else:
+            decoded.events = [e for e in decoded.events if e.trace_id not in graded]
+        self._keep(decoded, share, "spool")
+        return {item.trace_id for item in _items(decoded)}
+
+    def _keep(self, decoded: DecodedTraces | DecodedLogs, item_bytes: float, protocol: str) -> ExportResult:
+        if isinstance(decoded, DecodedTraces):
+            return self._keep_spans(decoded, protocol, item_bytes)
+        return self._keep_logs(decoded, protocol, item_bytes)
 
     async def _decode(self, decode: Callable[[bytes, Encoding], _T], body: bytes, encoding: Encoding) -> _T:
         if len(body) < OFFLOAD_BYTES:
             return decode(body, encoding)
         return await asyncio.get_running_loop().run_in_executor(self._executor, decode, body, encoding)
 
-    def _keep_spans(self, decoded: DecodedTraces, protocol: str) -> ExportResult:
+    def _keep_spans(self, decoded: DecodedTraces, protocol: str, item_bytes: float) -> ExportResult:
         m = self.metrics
         if decoded.spans:
             m.spans_received.labels(protocol).inc(len(decoded.spans))
         for reason, count in decoded.rejected.items():
             m.spans_rejected.labels(reason).inc(count)
-        added = self.assembler.add_spans(decoded.spans, self.clock())
+        added = self.assembler.add_spans(decoded.spans, self.clock(), item_bytes)
         rejected = dict(decoded.rejected)
         for reason, count in added.rejected.items():
             rejected[reason] = rejected.get(reason, 0) + count
         return _outcome(rejected, decoded.warnings, "spans")
 
-    def _keep_logs(self, decoded: DecodedLogs, protocol: str) -> ExportResult:
+    def _keep_logs(self, decoded: DecodedLogs, protocol: str, item_bytes: float) -> ExportResult:
         m = self.metrics
         if decoded.received:
             m.log_records_received.labels(protocol).inc(decoded.received)
         for reasons in (decoded.dropped, decoded.rejected):
             for reason, count in reasons.items():
                 m.log_records_dropped.labels(reason).inc(count)
-        added = self.assembler.add_logs(decoded.events, self.clock())
+        added = self.assembler.add_logs(decoded.events, self.clock(), item_bytes)
         rejected = dict(decoded.rejected)
         for reason, count in added.rejected.items():
             rejected[reason] = rejected.get(reason, 0) + count
         return _outcome(rejected, decoded.warnings, "log records")
+
+
+def _decoder(signal: Signal) -> Callable[[bytes, Encoding], DecodedTraces | DecodedLogs]:
+    return decode_traces if signal == "traces" else decode_logs
+
+
+def _share(decoded: DecodedTraces | DecodedLogs, nbytes: int) -> float:
+    """What each decoded item counts toward the bytes held: its share of the request's body."""
+    count = len(decoded.spans) if isinstance(decoded, DecodedTraces) else decoded.received
+    return nbytes / max(1, count)
+
+
+def _items(decoded: DecodedTraces | DecodedLogs) -> list[Span] | list[LogEvent]:
+    return decoded.spans if isinstance(decoded, DecodedTraces) else decoded.events
 
 
 def _outcome(rejected: dict[str, int], warnings: list[str], noun: str) -> ExportResult:

@@ -11,31 +11,33 @@ import threading
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 # Seconds; grading delay is settle-dominated (default settle 2 s), judge latency is model-bound.
-DELAY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 2.5, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0)
+DELAY_BUCKETS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 1.0, 2.0, 2.5, 3.0, 5.0, 10.0, 30.0, 60.0, 300.0)
 JUDGE_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 OTHER = "other"
 
 
-class CappedLabel:
-    """Admits at most `limit` distinct values of a traffic-derived label; later ones become `other`."""
+class SeriesCap:
+    """Admits at most `limit` distinct combinations of traffic-derived label values (one series each); later
+    combinations are folded into `other` for every label, so the metric has at most `limit` + 1 series."""
 
-    def __init__(self, name: str, limit: int, overflow: Counter) -> None:
-        self.name, self.limit, self._overflow = name, limit, overflow
-        self._seen: set[str] = set()
+    def __init__(self, names: tuple[str, ...], limit: int, overflow: Counter) -> None:
+        self.names, self.limit, self._overflow = names, limit, overflow
+        self._seen: set[tuple[str, ...]] = set()
         self._lock = threading.Lock()
 
-    def __call__(self, value: str | None) -> str:
-        value = value or "unknown"
-        if value in self._seen:
-            return value
+    def __call__(self, *values: str | None) -> tuple[str, ...]:
+        series = tuple(value or "unknown" for value in values)
+        if series in self._seen:
+            return series
         with self._lock:
             if len(self._seen) < self.limit:
-                self._seen.add(value)
-                return value
-        self._overflow.labels(self.name).inc()
-        return OTHER
+                self._seen.add(series)
+                return series
+        for name in self.names:
+            self._overflow.labels(name).inc()
+        return (OTHER,) * len(series)
 
 
 class Metrics:
@@ -65,6 +67,19 @@ class Metrics:
             "otelgrade_traces_completed", "Traces closed, by why they closed", ["reason"], registry=r
         )
         self.late_spans = Counter("otelgrade_late_spans", "Spans that arrived after their trace was graded", registry=r)
+        # --- memory and durability (limits: and durability:)
+        self.bytes_held = Gauge(
+            "otelgrade_bytes_held",
+            "Bytes received for the spans and log records held: waiting for their run, or to be graded",
+            registry=r,
+        )
+        self.bytes_receiving = Gauge(
+            "otelgrade_bytes_receiving", "Bytes of request bodies being read and decoded", registry=r
+        )
+        self.grading_backlog = Gauge(
+            "otelgrade_grading_backlog", "Completed traces waiting for the grading thread", registry=r
+        )
+        self.spool_bytes = Gauge("otelgrade_spool_bytes", "Bytes in the durability spool's files", registry=r)
         # --- grade
         self.runs = Counter(
             "otelgrade_runs", "Agent runs rebuilt, by service and agent", ["service", "agent"], registry=r
@@ -108,5 +123,4 @@ class Metrics:
         # --- sinks
         self.sink_errors = Counter("otelgrade_sink_errors", "Grades a sink failed to write", ["sink"], registry=r)
 
-        self.service_label = CappedLabel("service", label_limit, self.label_overflow)
-        self.agent_label = CappedLabel("agent", label_limit, self.label_overflow)
+        self.run_labels = SeriesCap(("service", "agent"), label_limit, self.label_overflow)

@@ -1,19 +1,27 @@
 """`otelgrade serve`: the OTLP receivers, the assembler, the grading worker and the metrics endpoint
 on one asyncio loop, with hot reload (SIGHUP or a changed config file) and graceful shutdown.
 
-Ingest never waits for grading: completed traces go to a single grading thread. Two limits keep
+Ingest never waits for grading: completed traces go to a single grading thread. Limits keep
 memory bounded, chosen so that nothing received is silently lost:
 - the assembler never refuses input: when `assembly.max_traces` traces are held it closes the
   oldest early (reason `evicted`) and that trace is graded like any other;
-- when grading falls behind by `assembly.max_traces` completed traces, the receivers answer
+- when grading falls behind by `assembly.max_traces` completed traces, or the bytes held (runs
+  waiting to complete or to be graded) reach `limits.max_bytes_held`, the receivers answer
   503 (Retry-After) / UNAVAILABLE, which OTLP exporters retry with backoff. Back-pressure beats
-  dropping here: the runs are still in the senders' queues, and grading catches up.
+  dropping here: the runs are still in the senders' queues, and grading catches up. Once what was
+  held after such a burst is graded, the freed memory is handed back to the OS.
+With `durability.spool_dir`, accepted requests are spooled before they are acknowledged and
+replayed at start-up, and graded runs are marked in the spool once the sinks have their grades.
+Shutdown is bounded: complete runs are code-graded, then judges get what is left of
+`server.shutdown_timeout`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import gc
 import logging
 import os
 import signal
@@ -36,12 +44,17 @@ from otelgrade.ingest import Ingest
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.judges.runner import JudgeRunner
 from otelgrade.metrics import Metrics
-from otelgrade.receivers import Receiver, receiver_types, split_address
+from otelgrade.rebuild.mapping import mapped_dialects
+from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
+from otelgrade.spool import Spool
+from otelgrade.ui import RunLog, RunStore, add_grade_pages
 
 log = logging.getLogger("otelgrade")
 
 TICK_SECONDS = 0.05  # how often completed traces are collected from the assembler
-CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime is compared
+CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime and size are compared
+CONFIG_SETTLE_SECONDS = 10.0  # a config file still changing after this long is not read
+MARK_EVERY_SECONDS = 0.02  # with a spool: the most grading time between marks of graded runs
 STOP_GRACE_SECONDS = 5.0  # how long calls in progress may finish once shutdown begins
 
 
@@ -76,22 +89,36 @@ class Server:
         self._grading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-grade")
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-decode")
         self._backlog = 0  # completed traces queued for the grading thread
+        self._backlog_bytes = 0.0  # and the bytes received for them
         self._was_busy = False
+        self._held_peak = 0.0  # the most bytes held since memory was last handed back to the OS
+        self.spool: Spool | None = None  # opened in serve(), with `durability.spool_dir`
         self.ingest = Ingest(
             self.assembler,
             self.metrics,
             config.receivers.max_request_bytes,
             clock,
             decode_executor=self._decoding,
-            busy=self.grading_behind,
+            busy=self.overloaded,
+            max_bytes_receiving=config.limits.max_bytes_receiving,
         )
         self.ports: dict[str, int] = {}  # receiver name -> bound port
         self._pending: set[asyncio.Future[Any]] = set()
         self._reload_lock = asyncio.Lock()
-        self._config_mtime = self._mtime()
-        self.exporter = Exporter(self.metrics, [sink.build(self.metrics) for sink in config.sinks])
+        self._config_stamp = self._stamp()
+        self.runs = RunStore(config.ui.keep)  # the grades page's runs
+        self.run_log = RunLog(config.ui, clock)
+        sinks = [sink.build(self.metrics) for sink in config.sinks]
+        self.exporter = Exporter(self.metrics, [*sinks, self.runs, self.run_log])
         self._judges: JudgeRunner | None = None  # started on the loop, in serve()
-        self.grading = Grading(self._suites(config), self.exporter, self.metrics, clock=clock)
+        self.grading = Grading(
+            self._suites(config),
+            self.exporter,
+            self.metrics,
+            clock=clock,
+            on_run=self.runs.add_run,
+            dialects=mapped_dialects(config.rebuild.mappings),
+        )
 
     @property
     def grpc_port(self) -> int | None:
@@ -115,24 +142,27 @@ class Server:
         try:
             await self._start_grading()
             metrics_runner = await self._start_metrics_endpoint()
+            self._replay()
             receivers = await self._start_receivers()
         except Exception as exc:
             log.error("cannot start: %s", exc)
             await self._close_grading()
             return 1
+        _tune_gc()
         self.ready = True
         log.info("ready (config: %s)", self.config.source)
         ticker = asyncio.create_task(self._tick())
         await self._stop.wait()
 
         log.info("shutting down: refusing new requests, grading %d in-flight traces", self.assembler.traces_in_flight)
+        deadline = self.clock() + self.config.server.shutdown_timeout
         self.ready = False
         await asyncio.gather(*(r.stop() for r in receivers), return_exceptions=True)
         ticker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await ticker
         self._grade(self.assembler.drain())
-        await self._close_grading()
+        await self._close_grading(deadline)
         if metrics_runner is not None:
             await metrics_runner.cleanup()
         log.info("stopped")
@@ -158,13 +188,17 @@ class Server:
         self._judges = await _start_judges(self.config, self.metrics, self.grading.judge_graders())
         self.grading.install(self._suites(self.config))
 
-    async def _close_grading(self) -> None:
-        """Wait for every queued trace to be graded, then close judges (answering queued runs) and sinks."""
+    async def _close_grading(self, deadline: float | None = None) -> None:
+        """Wait for every queued trace to be code-graded, then for judges until `deadline` (their runs still
+        unanswered then are graded `error`, reason `shutdown`), then close the sinks and the spool."""
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
         if self._judges is not None:
+            left = None if deadline is None else max(0.0, deadline - self.clock())
+            if left is not None and self._judges.outstanding:
+                log.info("waiting up to %.1fs for %d judge answer(s)", left, self._judges.outstanding)
             try:
-                await self._judges.close(drain=True)
+                await self._judges.close(drain=True, timeout=left)
             except Exception:
                 log.exception("closing the judge runner failed")
         loop = asyncio.get_running_loop()
@@ -175,15 +209,37 @@ class Server:
             log.exception("closing the sinks failed")
         self._grading.shutdown(wait=True)
         self._decoding.shutdown(wait=True)
+        if self.spool is not None:
+            self.spool.close()
+
+    def _replay(self) -> None:
+        """Before the receivers open: open the spool and hold again what it kept of runs not yet graded."""
+        durability = self.config.durability
+        if not durability.spool_dir:
+            return
+        spool = Spool(durability.spool_dir, durability.fsync, durability.segment_bytes, metrics=self.metrics)
+        self.spool = self.ingest.spool = spool
+        graded = spool.graded_ids()
+        self.assembler.remember(graded)  # the decision cache, as it was
+        skip = set(graded)
+        requests = 0
+        for segment, record in spool.replay():
+            spool.hold(segment, self.ingest.replay(record, skip))
+            requests += 1
+        spool.replayed()
+        if requests:
+            log.info("spool: replayed %d request(s); %d trace(s) held again", requests, self.assembler.traces_in_flight)
 
     async def _start_receivers(self) -> list[Receiver]:
         started: list[Receiver] = []
         types = receiver_types()
+        access = Access.of(self.config.receivers.tls, self.config.receivers.auth)
         for name, address in self.config.receiver_addresses().items():
-            receiver = types[name].factory(address, self.ingest)
+            receiver = types[name].factory(address, self.ingest, access)
             self.ports[name] = await receiver.start()
             started.append(receiver)
-            log.info("OTLP/%s listening on %s (port %d)", name, address, self.ports[name])
+            tls = "TLS" if access.tls else "plaintext"
+            log.info("OTLP/%s listening on %s (port %d, %s)", name, address, self.ports[name], tls)
         return started
 
     async def _start_metrics_endpoint(self) -> web.AppRunner | None:
@@ -191,14 +247,16 @@ class Server:
         if not endpoint:
             return None
         host, port = split_address(endpoint)
-        app = web.Application()
+        access = Access.of(self.config.metrics.tls, self.config.metrics.auth)
+        app = web.Application(middlewares=access.middlewares(self._unauthenticated))  # guards every route
         app.router.add_get("/metrics", self._metrics_page)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
+        add_grade_pages(app, self.runs, self.config.ui)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
-        await web.TCPSite(runner, host, port, reuse_address=True).start()
-        log.info("metrics on http://%s:%d/metrics (/healthz, /readyz)", host, port)
+        await web.TCPSite(runner, host, port, reuse_address=True, ssl_context=access.ssl_context()).start()
+        log.info("metrics on %s://%s:%d/metrics (/healthz, /readyz); grades page on /", access.scheme, host, port)
         return runner
 
     # --- the loop's periodic work ------------------------------------------------------------
@@ -209,63 +267,139 @@ class Server:
             await asyncio.sleep(TICK_SECONDS)
             now = self.clock()
             self._grade(self.assembler.poll(now))
+            self.run_log.tick()
+            self._watch_memory()
             if now >= next_config_check:
                 next_config_check = now + CONFIG_CHECK_SECONDS
-                if self._mtime() != self._config_mtime:
-                    self._config_mtime = self._mtime()
+                if self._stamp() != self._config_stamp:
+                    self._config_stamp = self._stamp()
                     self._spawn_reload("config file changed")
 
-    def grading_behind(self) -> bool:
-        return self._backlog >= self.config.assembly.max_traces
+    def bytes_held(self) -> float:
+        """Bytes received for runs waiting to complete or to be graded."""
+        return self.assembler.bytes_in_flight + self._backlog_bytes
+
+    def overloaded(self) -> bool:
+        """Whether senders should back off: grading is `assembly.max_traces` traces behind, or the bytes held
+        reach `limits.max_bytes_held`."""
+        return (
+            self._backlog >= self.config.assembly.max_traces or self.bytes_held() >= self.config.limits.max_bytes_held
+        )
+
+    def _watch_memory(self) -> None:
+        """Export what is held; once a burst that held much has drained, hand the freed memory to the OS."""
+        held = self.bytes_held()
+        self.metrics.bytes_held.set(held)
+        self.metrics.grading_backlog.set(self._backlog)
+        limit = self.config.limits.max_bytes_held
+        self._held_peak = max(self._held_peak, held)
+        if self._held_peak >= limit / 8 and held <= limit / 16 and not self._backlog:
+            self._held_peak = 0.0
+            asyncio.get_running_loop().run_in_executor(self._grading, _release_memory)
 
     def _grade(self, completed: list[CompletedTrace]) -> None:
         """Queue completed traces for the grading thread; the event loop does not wait for it."""
         if completed:
             future = asyncio.get_running_loop().run_in_executor(self._grading, self._grade_batch, completed)
+            nbytes = sum(trace.nbytes for trace in completed)
             self._backlog += len(completed)
+            self._backlog_bytes += nbytes
             self._pending.add(future)
             future.add_done_callback(self._pending.discard)
-            future.add_done_callback(lambda _: self._graded(len(completed)))
-        busy = self.grading_behind()
+            future.add_done_callback(lambda _: self._graded(len(completed), nbytes))
+        busy = self.overloaded()
         if busy != self._was_busy:
             self._was_busy = busy
             if busy:
-                log.warning("grading is %d traces behind: asking senders to retry later", self._backlog)
+                log.warning(
+                    "holding %.0f MB, %d traces waiting to be graded: asking senders to retry later",
+                    self.bytes_held() / 1e6,
+                    self._backlog,
+                )
             else:
-                log.info("grading caught up: accepting requests again")
+                log.info("caught up: accepting requests again")
 
-    def _graded(self, count: int) -> None:
+    def _graded(self, count: int, nbytes: float) -> None:
         self._backlog -= count
+        self._backlog_bytes = max(0.0, self._backlog_bytes - nbytes) if self._backlog else 0.0
 
     def _grade_batch(self, completed: list[CompletedTrace]) -> None:
         grading = self.grading
+        unmarked: list[str] = []
+        marked_at = self.clock()
         for trace in completed:
-            if not trace.spans:
-                continue  # log records whose spans never came: nothing to rebuild
-            try:
-                grading.grade_trace(trace.spans, trace.logs, last_seen=trace.last_seen)
-            except Exception:
-                log.exception("grading trace %s failed", trace.trace_id)
+            if trace.spans:  # else: log records whose spans never came, nothing to rebuild
+                try:
+                    grading.grade_trace(trace.spans, trace.logs, last_seen=trace.last_seen)
+                except Exception:
+                    log.exception("grading trace %s failed", trace.trace_id)
+            if self.spool is None:
+                continue
+            unmarked.append(trace.trace_id)
+            if self.clock() - marked_at >= MARK_EVERY_SECONDS:
+                self._mark_graded(unmarked)
+                unmarked, marked_at = [], self.clock()
+        if unmarked:
+            self._mark_graded(unmarked)
+
+    def _mark_graded(self, trace_ids: list[str]) -> None:
+        """Mark runs graded in the spool once the sinks hold their grades: a crash before the mark grades them
+        again rather than lose them (so a run whose grades a sink wrote just before the crash is graded twice)."""
+        assert self.spool is not None
+        try:
+            self.exporter.flush()
+            self.spool.graded(trace_ids)
+        except OSError as exc:
+            log.error("cannot mark graded runs in the spool (they may be graded again after a crash): %s", exc)
 
     # --- reload ------------------------------------------------------------------------------
 
-    def _mtime(self) -> int | None:
+    def _stamp(self) -> tuple[int, int] | None:
+        """The config file's (mtime, size), or None without one."""
         if self.config_path is None:
             return None
         try:
-            return os.stat(self.config_path).st_mtime_ns
+            stat = os.stat(self.config_path)
         except OSError:
             return None
+        return stat.st_mtime_ns, stat.st_size
+
+    async def _read_settled(self) -> Config:
+        """The config file, read once it has stopped changing (the same mtime and size a tick apart, and
+        unchanged while it was read), so a file caught half-written is never installed."""
+        assert self.config_path is not None
+        give_up = self.clock() + CONFIG_SETTLE_SECONDS
+        while True:
+            before = self._stamp()
+            await asyncio.sleep(TICK_SECONDS)
+            if self._stamp() == before:
+                config = load_config(self.config_path)
+                if self._stamp() == before:
+                    self._config_stamp = before
+                    return config
+            if self.clock() > give_up:
+                raise ConfigError(f"the file kept changing for {CONFIG_SETTLE_SECONDS:g}s", file=self.config_path)
+
+    def _refuse_empty(self, config: Config) -> None:
+        """A config that grades nothing replaces one that grades something only when it says so (`suites: []`):
+        an emptied or truncated file must not silently stop grading."""
+        if not config.suites and self.config.suites and not config.suites_listed:
+            raise ConfigError(
+                f"it has no suites, so it would grade nothing while the running config grades with "
+                f"{len(self.config.suites)} suite(s); to grade nothing on purpose, write `suites: []`",
+                file=config.source,
+            )
 
     async def reload(self, why: str) -> bool:
-        """Load the config again; a config that does not load or build is refused and the old one kept."""
+        """Load the config again; a config that does not load or build, or would stop all grading without
+        saying so, is refused (logged, counted) and the old one kept."""
         async with self._reload_lock:
-            self._config_mtime = self._mtime()
             if self.config_path is None:
                 log.info("%s: running on the embedded default config, nothing to reload", why)
                 return False
             try:
-                config = load_config(self.config_path)
+                config = await self._read_settled()
+                self._refuse_empty(config)
                 suites = self._suites(config)
                 await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.install, suites)
             except Exception as exc:
@@ -273,10 +407,14 @@ class Server:
                 log.error("config reload (%s) refused, the running config stays: %s", why, exc)
                 return False
             old, self.config = self.config, config
+            self.grading.dialects = mapped_dialects(config.rebuild.mappings)
             self.assembler.reconfigure(config.assembly)
             self.ingest.max_request_bytes = config.receivers.max_request_bytes
+            self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving
             fixed = [
-                key for key in ("receivers", "metrics", "judge", "sinks") if getattr(old, key) != getattr(config, key)
+                key
+                for key in ("receivers", "metrics", "judge", "sinks", "ui", "durability")
+                if getattr(old, key) != getattr(config, key)
             ]
             if fixed:
                 log.warning("config reload: changes to %s take effect after a restart", ", ".join(fixed))
@@ -291,6 +429,10 @@ class Server:
         body = encoder(self.metrics.registry)
         return web.Response(body=body, headers={"Content-Type": content_type})
 
+    def _unauthenticated(self, request: web.Request) -> web.Response:
+        self.metrics.requests.labels("metrics", "none", "unauthenticated").inc()
+        return unauthorized()
+
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.Response(text="ok\n")
 
@@ -298,6 +440,28 @@ class Server:
         if self.ready:
             return web.Response(text="ready\n")
         return web.Response(status=503, text="not ready\n")
+
+
+# Collector thresholds for a process holding many small objects for a while (spans until their run settles): a
+# young generation this large is collected about 70 times less often than by default, and the held spans are
+# rescanned by older collections that much less often too.
+GC_THRESHOLDS = (50_000, 20, 20)
+
+
+def _tune_gc() -> None:
+    """Once started: move what lives for the whole process (modules, config, suites) out of the collector's
+    sight (`gc.freeze`), and collect less often."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+
+
+def _release_memory() -> None:
+    """Hand memory freed after a burst back to the OS: a full collection, then glibc's `malloc_trim` (freed
+    heap pages otherwise stay with the process)."""
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 async def _start_judges(config: Config, metrics: Metrics, judge_graders: list[str]) -> JudgeRunner | None:

@@ -7,9 +7,21 @@ Plugins (receivers, sinks, grader types) keep their own settings beside their co
 from __future__ import annotations
 
 import re
+import ssl
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ByteSize,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
@@ -41,20 +53,92 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+BASE_DIR = "base_dir"  # the validation-context key of the folder relative file paths start from
+
+
+def _readable_file(path: str, info: ValidationInfo) -> str:
+    base_dir = (info.context or {}).get(BASE_DIR)
+    resolved = Path(base_dir, path) if base_dir is not None else Path(path)
+    try:
+        with resolved.open("rb"):
+            return str(resolved)
+    except OSError as exc:
+        raise ValueError(f"cannot read {str(resolved)!r}: {exc.strerror}") from None
+
+
+ReadableFile = Annotated[str, AfterValidator(_readable_file)]
+"""A path to a file that exists and can be read; a relative one starts from the config file's folder."""
+
+
+class TlsSettings(Strict):
+    """`tls:` of a listener, named as in the OpenTelemetry Collector: serve TLS with this certificate;
+    with `client_ca_file`, also require client certificates signed by that CA (mutual TLS)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cert_file: ReadableFile
+    key_file: ReadableFile
+    client_ca_file: ReadableFile | None = None
+
+    @model_validator(mode="after")
+    def _loads(self) -> TlsSettings:
+        try:
+            self.server_context()
+        except (ssl.SSLError, OSError) as exc:
+            raise ValueError(
+                f"cannot load TLS files ({exc}): cert_file and key_file must be PEM files, the key matching the "
+                "certificate, and client_ca_file a PEM bundle of CA certificates"
+            ) from None
+        return self
+
+    def server_context(self) -> ssl.SSLContext:
+        """The server side of TLS 1.2+ with this certificate (and client certificates required if a CA is set)."""
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(self.cert_file, self.key_file)
+        if self.client_ca_file is not None:
+            context.load_verify_locations(self.client_ca_file)
+            context.verify_mode = ssl.CERT_REQUIRED
+        return context
+
+
+class AuthSettings(Strict):
+    """`auth:` of a listener: every request must carry `Authorization: Bearer <the file's content>`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bearer_token_file: ReadableFile
+
+    @model_validator(mode="after")
+    def _has_token(self) -> AuthSettings:
+        if not self.token():
+            raise ValueError(f"{self.bearer_token_file!r} is empty; write the bearer token in it")
+        return self
+
+    def token(self) -> str:
+        """The token: the file's content without surrounding whitespace."""
+        with open(self.bearer_token_file, encoding="utf-8", errors="replace") as file:
+            return file.read().strip()
+
+
 class ReceiverSettings(BaseModel):
     """`receivers:` — where OTLP arrives: `<receiver>: host:port` for each registered receiver (null turns it
-    off; an absent one listens on its default address), and the limits they share."""
+    off; an absent one listens on its default address, on localhost), the limits they share, and the TLS
+    and bearer-token authentication every receiver applies."""
 
     model_config = ConfigDict(extra="allow")
 
     max_request_bytes: int = Field(20 * 1024 * 1024, gt=0)  # as the OpenTelemetry Collector
+    tls: TlsSettings | None = None
+    auth: AuthSettings | None = None
 
 
 class MetricsSettings(Strict):
-    """`metrics:` — the Prometheus endpoint (also /healthz and /readyz)."""
+    """`metrics:` — the Prometheus endpoint (also /healthz and /readyz), with optional TLS and bearer token."""
 
-    endpoint: str | None = "0.0.0.0:9464"
-    label_limit: int = Field(200, gt=0)
+    endpoint: str | None = "localhost:9464"
+    label_limit: int = Field(200, gt=0)  # series of otelgrade_runs_total{service,agent}, in all; then "other"
+    tls: TlsSettings | None = None
+    auth: AuthSettings | None = None
 
 
 class AssemblySettings(Strict):
@@ -66,6 +150,41 @@ class AssemblySettings(Strict):
     max_traces: int = Field(50_000, gt=0)
     max_spans_per_trace: int = Field(10_000, gt=0)
     decision_cache_size: int = Field(100_000, gt=0)
+
+
+class SpanMapping(Strict):
+    """One `rebuild.mappings` entry: spans of an instrumentation otelgrade does not know, read through the
+    attribute names it uses. `match` selects the spans (`span.name` or an attribute, a value or a `^regex`);
+    the other keys name the attributes holding each fact of the `role`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    match: dict[str, str | int | bool] = Field(min_length=1)
+    role: Literal["agent", "llm", "tool"]
+    name: str | None = None  # agent: its name; tool: the tool's name; llm: the model
+    input: str | None = None  # agent: the request; llm: the prompt (text or chat-messages JSON)
+    output: str | None = None  # agent: the answer; llm: the completion (text or chat-messages JSON)
+    arguments: str | None = None  # tool
+    result: str | None = None  # tool
+    call_id: str | None = None  # tool
+
+    @model_validator(mode="after")
+    def _keys_fit_the_role(self) -> SpanMapping:
+        own = {"agent": {"name", "input", "output"}, "llm": {"name", "input", "output"}}.get(
+            self.role, {"name", "arguments", "result", "call_id"}
+        )
+        given = {k for k in ("name", "input", "output", "arguments", "result", "call_id") if getattr(self, k)}
+        if given - own:
+            raise ValueError(
+                f"`{self.role}` mappings read {', '.join(sorted(own))}, not {', '.join(sorted(given - own))}"
+            )
+        return self
+
+
+class RebuildSettings(Strict):
+    """`rebuild:` — how spans become runs, beyond the conventions otelgrade reads by itself."""
+
+    mappings: list[SpanMapping] = Field(default_factory=list)
 
 
 class Price(Strict):
@@ -146,3 +265,72 @@ class JudgeSettings(Strict):
                 "1M input tokens>, output: <USD per 1M output tokens>}"
             )
         return self
+
+
+TRACE_URL_PLACEHOLDERS = ("{trace_id}", "{span_id}")
+
+
+class UiSettings(Strict):
+    """`ui:` — the grades page on the metrics endpoint, and the log lines about failing runs."""
+
+    keep: int = Field(1000, gt=0)  # runs held for the page; failing runs are kept in preference
+    trace_url: str | None = None  # e.g. "http://jaeger:16686/trace/{trace_id}": each run links to its trace
+    log_failures: int = Field(10, ge=0)  # failing-run log lines per minute at most (0: none)
+    log_summary: Duration = Field(60.0, ge=0)  # how often a summary line is logged (0: never)
+
+    @field_validator("trace_url")
+    @classmethod
+    def _trace_url_placeholders(cls, url: str | None) -> str | None:
+        if url is None:
+            return url
+        unknown = sorted(set(re.findall(r"\{\w+\}", url)) - set(TRACE_URL_PLACEHOLDERS))
+        if unknown:
+            raise ValueError(
+                f"unknown placeholder {unknown[0]}; a trace_url may use {' and '.join(TRACE_URL_PLACEHOLDERS)}"
+            )
+        if "{trace_id}" not in url:
+            raise ValueError(
+                "a trace_url needs {trace_id} where the trace id goes, e.g. http://jaeger:16686/trace/{trace_id}"
+            )
+        return url
+
+    def trace_link(self, trace_id: str, span_id: str = "") -> str | None:
+        """The user's tracing backend's page for this trace, when `trace_url` is set."""
+        if self.trace_url is None:
+            return None
+        return self.trace_url.replace("{trace_id}", trace_id).replace("{span_id}", span_id)
+
+
+Bytes = Annotated[ByteSize, Field(gt=0)]
+"""A size in bytes, written as a number or as `512MiB`, `1GiB`, `100MB`."""
+
+
+class LimitsSettings(Strict):
+    """`limits:` — memory, counted in bytes of received OTLP (each held span and log record counts its share of its
+    request's body). Past `max_bytes_held` (spans waiting for their run to complete plus completed runs waiting to
+    be graded) the receivers answer 503 (Retry-After) / UNAVAILABLE; `max_bytes_receiving` bounds the request
+    bodies being read and decoded at once. The process's memory is a small multiple of these (Python objects)."""
+
+    max_bytes_held: Bytes = ByteSize(1024**3)
+    max_bytes_receiving: Bytes = ByteSize(256 * 1024**2)
+
+
+class DurabilitySettings(Strict):
+    """`durability:` — opt-in: with `spool_dir`, every accepted request is written to an append-only spool before
+    it is acknowledged, replayed after a crash and trimmed once its runs are graded.
+
+    `fsync`: `batch` (default) syncs each request to disk before its answer, requests arriving together sharing
+    one sync; `always` also syncs every graded-run mark (no run graded twice even after a power cut); `never`
+    leaves syncing to the OS (a crash of otelgrade loses nothing, a crash of the machine may)."""
+
+    spool_dir: str | None = None  # relative to the config file's folder
+    fsync: Literal["batch", "always", "never"] = "batch"
+    segment_bytes: Bytes = ByteSize(64 * 1024**2)  # a spool file is trimmed whole, once all its runs are graded
+
+
+class ServerSettings(Strict):
+    """`server:` — the process's lifecycle."""
+
+    # From SIGTERM: runs already complete are always code-graded; judge answers still outstanding after this
+    # are recorded as `error` (reason `shutdown`).
+    shutdown_timeout: Duration = Field(30.0, ge=0)

@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -140,6 +141,29 @@ class ServeProcess:
             time.sleep(0.05)
             value = self.metric(name, labels)
         return value
+
+    @contextlib.contextmanager
+    def health_probe(self) -> Iterator[list[float]]:
+        """Poll /healthz (served on the same event loop as the receivers) from a thread while the block
+        runs; yields the list of its response times in seconds, filled as they come."""
+        times: list[float] = []
+        done = threading.Event()
+
+        def probe() -> None:
+            while not done.is_set():
+                began = time.monotonic()
+                with urllib.request.urlopen(f"{self.metrics_url}/healthz", timeout=30) as response:
+                    response.read()
+                times.append(time.monotonic() - began)
+                time.sleep(0.02)
+
+        prober = threading.Thread(target=probe, daemon=True)
+        prober.start()
+        try:
+            yield times
+        finally:
+            done.set()
+            prober.join()
 
     # lifecycle
     def send_signal(self, sig: int) -> None:

@@ -15,7 +15,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,12 +84,17 @@ class PrometheusServer:
 
 
 def prometheus_config(
-    targets: Sequence[str], rule_files: Sequence[Path], scrape_interval: str, evaluation_interval: str
+    targets: Sequence[str],
+    rule_files: Sequence[Path],
+    scrape_interval: str,
+    evaluation_interval: str,
+    scrape_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    job = {"job_name": "otelgrade", "static_configs": [{"targets": list(targets)}], **(scrape_options or {})}
     return {
         "global": {"scrape_interval": scrape_interval, "evaluation_interval": evaluation_interval},
         "rule_files": [str(p) for p in rule_files],
-        "scrape_configs": [{"job_name": "otelgrade", "static_configs": [{"targets": list(targets)}]}],
+        "scrape_configs": [job],
     }
 
 
@@ -101,14 +106,18 @@ def running_prometheus(
     scrape_interval: str = "1s",
     evaluation_interval: str = "1s",
     startup_timeout: float = 30.0,
+    scrape_options: Mapping[str, Any] | None = None,
 ) -> Iterator[PrometheusServer]:
-    """Start Prometheus scraping `targets` (host:port, path /metrics) with `rule_files`; stop it on exit."""
+    """Start Prometheus scraping `targets` (host:port, path /metrics) with `rule_files`; stop it on exit.
+    `scrape_options` go into the scrape job as they are (`scheme`, `authorization`, `tls_config`, ...)."""
     if PROMETHEUS is None:
         raise RuntimeError(MISSING)
     with tempfile.TemporaryDirectory(prefix="otelgrade-prom-") as tmp:
         work = Path(tmp)
         config = work / "prometheus.yml"
-        config.write_text(yaml.safe_dump(prometheus_config(targets, rule_files, scrape_interval, evaluation_interval)))
+        config.write_text(
+            yaml.safe_dump(prometheus_config(targets, rule_files, scrape_interval, evaluation_interval, scrape_options))
+        )
         port = free_port()
         log = work / "prometheus.log"
         with log.open("wb") as log_file:

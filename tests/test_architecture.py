@@ -14,18 +14,18 @@ import pytest
 STEPS: list[tuple[str, ...]] = [
     ("receivers",),
     ("decode",),
-    ("assemble", "ingest"),
+    ("assemble", "ingest", "spool"),
     ("rebuild",),
     ("route",),
     ("judges",),
     ("graders",),
     ("grading",),
-    ("sinks", "export"),
+    ("sinks", "export", "ui"),
     ("config",),
     ("offline", "server"),
     ("cli", "__main__"),
 ]
-LEAVES = ("settings", "errors", "results", "spans", "trajectory", "metrics")
+LEAVES = ("settings", "errors", "results", "spans", "trajectory", "metrics", "patterns")
 
 
 @pytest.fixture(scope="module")

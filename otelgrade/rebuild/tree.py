@@ -41,11 +41,31 @@ class Tree:
         self.order: dict[str, int] = {}
         for root in self.roots:
             self._number(root)
-        while len(self.order) < len(by_id):  # spans on a parent cycle: cut it at its earliest span
-            cut = min((s for s in by_id if s not in self.order), key=self._start_key)
-            old_parent = self.parent[cut]
-            if old_parent is not None:
-                self.children[old_parent].remove(cut)
+        if len(self.order) < len(by_id):
+            self._cut_cycles()
+
+    def _cut_cycles(self) -> None:
+        """Every span not reached from a root leads up to a parent cycle: cut each cycle at its earliest span,
+        which becomes a root (one walk up per span, each span walked once)."""
+        walked: dict[str, int] = {}  # span id -> the walk that reached it first
+        cuts: list[str] = []
+        for walk, start in enumerate(self.parent):
+            if start in self.order or start in walked:
+                continue
+            path: list[str] = []
+            span_id: str | None = start
+            while span_id is not None and span_id not in self.order and span_id not in walked:
+                walked[span_id] = walk
+                path.append(span_id)
+                span_id = self.parent[span_id]
+            if span_id is not None and walked.get(span_id) == walk:  # this walk closed a cycle
+                cycle = path[path.index(span_id) :]
+                cuts.append(min(cycle, key=self._start_key))
+        cuts.sort(key=self._start_key)
+        for cut in cuts:
+            parent = self.parent[cut]
+            if parent is not None:
+                self.children[parent].remove(cut)
             self.parent[cut] = None
             self.roots.append(cut)
             self._number(cut)

@@ -6,6 +6,7 @@ Every module in this package is imported here, so each receiver registers itself
 import importlib
 import pkgutil
 
+from otelgrade.receivers.access import OPEN, Access, unauthorized
 from otelgrade.receivers.base import (
     Encoding,
     ExportResult,
@@ -24,6 +25,8 @@ for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
+    "OPEN",
+    "Access",
     "Encoding",
     "ExportResult",
     "Ingest",
@@ -35,4 +38,5 @@ __all__ = [
     "receiver_type",
     "receiver_types",
     "split_address",
+    "unauthorized",
 ]

@@ -2,12 +2,14 @@
 export response, and the registry by which each receiver file adds itself to `receivers:`.
 
 A receiver knows transport only: it reads a body, asks `Ingest` to keep it, and answers in its protocol's
-terms. A new receiver is one file in this package registered with `@receiver_type(name, default_address)`.
+terms. A new receiver is one file in this package registered with `@receiver_type(name, default_address)`;
+its factory also takes the listener's `Access` (TLS and bearer token).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -16,11 +18,13 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.metrics import Metrics
+from otelgrade.receivers.access import Access
 
 Signal = Literal["traces", "logs"]
 Encoding = Literal["protobuf", "json"]
 
 RETRY_AFTER_SECONDS = 2
+MAX_MESSAGE_CHARS = 1000  # longest message sent back to a client (parse errors can quote the input)
 
 
 class InvalidRequest(ValueError):
@@ -53,6 +57,11 @@ class Ingest(Protocol):
         """True while senders should back off (answer 503 / UNAVAILABLE before reading the body)."""
         ...
 
+    def receiving(self, nbytes: int) -> AbstractContextManager[None]:
+        """Count a body of up to `nbytes` as being received while the block runs (reading, decoding, keeping);
+        raises `Overloaded` when too many bytes are being received at once."""
+        ...
+
     async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> ExportResult:
         """Keep one request; raises `InvalidRequest` or `Overloaded`."""
         ...
@@ -68,7 +77,8 @@ class Receiver(Protocol):
         ...
 
 
-ReceiverFactory = Callable[[str, Ingest], Receiver]
+class ReceiverFactory(Protocol):
+    def __call__(self, address: str, ingest: Ingest, access: Access = ...) -> Receiver: ...
 
 
 @dataclass(frozen=True)
@@ -102,13 +112,20 @@ def export_response(signal: Signal, result: ExportResult) -> Message:
         traces = trace_service_pb2.ExportTraceServiceResponse()
         if result.rejected or result.message:
             traces.partial_success.rejected_spans = result.rejected
-            traces.partial_success.error_message = result.message
+            traces.partial_success.error_message = safe_message(result.message)
         return traces
     logs = logs_service_pb2.ExportLogsServiceResponse()
     if result.rejected or result.message:
         logs.partial_success.rejected_log_records = result.rejected
-        logs.partial_success.error_message = result.message
+        logs.partial_success.error_message = safe_message(result.message)
     return logs
+
+
+def safe_message(text: str) -> str:
+    """A message fit to send back: encodable as UTF-8 (lone surrogates become `?`) and not too long."""
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[:MAX_MESSAGE_CHARS] + "..."
+    return text.encode("utf-8", "replace").decode()
 
 
 def split_address(address: str) -> tuple[str, int]:

@@ -3,18 +3,21 @@
 The services are registered with raw-bytes requests (no deserializer), so the decoder can repair
 strings that are not valid UTF-8 instead of grpc refusing the whole request; an undecodable
 request is answered INVALID_ARGUMENT, an oversized one RESOURCE_EXHAUSTED (grpc's own check of
-`grpc.max_receive_message_length`, applied after decompression too).
+`grpc.max_receive_message_length`, applied after decompression too), one without the configured
+bearer token (`authorization` metadata) UNAUTHENTICATED.
 """
 
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import grpc
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
+from otelgrade.receivers.access import OPEN, Access
 from otelgrade.receivers.base import (
     Ingest,
     InvalidRequest,
@@ -23,24 +26,33 @@ from otelgrade.receivers.base import (
     Signal,
     export_response,
     receiver_type,
+    safe_message,
 )
+from otelgrade.settings import TlsSettings
 
 log = logging.getLogger(__name__)
 
 PROTOCOL = "grpc"
+UNAUTHENTICATED = "missing or wrong bearer token: send the metadata `authorization: Bearer <token>`"
 
 
-async def _export(ingest: Ingest, signal: Signal, request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+async def _export(
+    ingest: Ingest, access: Access, signal: Signal, request: bytes, context: grpc.aio.ServicerContext[Any, Any]
+) -> Any:
     metrics = ingest.metrics
+    if not access.allows(dict(context.invocation_metadata() or ()).get("authorization")):
+        metrics.requests.labels(PROTOCOL, signal, "unauthenticated").inc()
+        await context.abort(grpc.StatusCode.UNAUTHENTICATED, UNAUTHENTICATED)
     try:
-        result = await ingest.export(signal, request, "protobuf", PROTOCOL)
+        with ingest.receiving(len(request)):
+            result = await ingest.export(signal, request, "protobuf", PROTOCOL)
     except InvalidRequest as exc:
         metrics.requests.labels(PROTOCOL, signal, "invalid").inc()
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, safe_message(str(exc)))
         raise  # abort() raises; this line only satisfies the type checker
     except Overloaded as exc:
         metrics.requests.labels(PROTOCOL, signal, "overloaded").inc()
-        await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))  # OTLP exporters retry with backoff
+        await context.abort(grpc.StatusCode.UNAVAILABLE, safe_message(str(exc)))  # OTLP exporters retry with backoff
         raise
     except Exception:
         log.exception("failed to handle an OTLP/gRPC %s request", signal)
@@ -52,19 +64,21 @@ async def _export(ingest: Ingest, signal: Signal, request: bytes, context: grpc.
 
 
 class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, ingest: Ingest) -> None:
+    def __init__(self, ingest: Ingest, access: Access) -> None:
         self._ingest = ingest
+        self._access = access
 
     async def Export(self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        return await _export(self._ingest, "traces", request, context)
+        return await _export(self._ingest, self._access, "traces", request, context)
 
 
 class LogsService(logs_service_pb2_grpc.LogsServiceServicer):
-    def __init__(self, ingest: Ingest) -> None:
+    def __init__(self, ingest: Ingest, access: Access) -> None:
         self._ingest = ingest
+        self._access = access
 
     async def Export(self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        return await _export(self._ingest, "logs", request, context)
+        return await _export(self._ingest, self._access, "logs", request, context)
 
 
 def _raw_handler(service: str, export: Any, response_type: Any) -> grpc.GenericRpcHandler:
@@ -74,16 +88,24 @@ def _raw_handler(service: str, export: Any, response_type: Any) -> grpc.GenericR
     return grpc.method_handlers_generic_handler(service, {"Export": method})
 
 
-@receiver_type("grpc", "0.0.0.0:4317")
-def grpc_receiver(address: str, ingest: Ingest) -> Receiver:
-    return GrpcReceiver(ingest, address)
+def _credentials(tls: TlsSettings) -> grpc.ServerCredentials:
+    """TLS for the server; with a client CA, clients must present a certificate it signed."""
+    ca = Path(tls.client_ca_file).read_bytes() if tls.client_ca_file is not None else None
+    key_and_cert = (Path(tls.key_file).read_bytes(), Path(tls.cert_file).read_bytes())
+    return grpc.ssl_server_credentials([key_and_cert], root_certificates=ca, require_client_auth=ca is not None)
+
+
+@receiver_type("grpc", "localhost:4317")
+def grpc_receiver(address: str, ingest: Ingest, access: Access = OPEN) -> Receiver:
+    return GrpcReceiver(ingest, address, access)
 
 
 class GrpcReceiver:
     """The gRPC server; `start` binds and returns the bound port (useful with port 0)."""
 
-    def __init__(self, ingest: Ingest, address: str) -> None:
+    def __init__(self, ingest: Ingest, address: str, access: Access = OPEN) -> None:
         self.address = address
+        self._tls = access.tls
         self._server = grpc.aio.server(
             options=[
                 ("grpc.max_receive_message_length", ingest.max_request_bytes),
@@ -94,19 +116,22 @@ class GrpcReceiver:
             (
                 _raw_handler(
                     "opentelemetry.proto.collector.trace.v1.TraceService",
-                    TraceService(ingest).Export,
+                    TraceService(ingest, access).Export,
                     trace_service_pb2.ExportTraceServiceResponse,
                 ),
                 _raw_handler(
                     "opentelemetry.proto.collector.logs.v1.LogsService",
-                    LogsService(ingest).Export,
+                    LogsService(ingest, access).Export,
                     logs_service_pb2.ExportLogsServiceResponse,
                 ),
             )
         )
 
     async def start(self) -> int:
-        port: int = self._server.add_insecure_port(self.address)
+        if self._tls is not None:
+            port: int = self._server.add_secure_port(self.address, _credentials(self._tls))
+        else:
+            port = self._server.add_insecure_port(self.address)
         if port == 0:
             raise OSError(f"cannot listen for OTLP/gRPC on {self.address}")
         await self._server.start()

@@ -3,10 +3,13 @@ optionally gzip-compressed, answered in the request's content type.
 
 Bodies are read as a stream with a byte cap (chunked requests without Content-Length work), and
 gzip is inflated here with the same cap, never by aiohttp, so a gzip bomb costs at most the limit.
+Inflating takes time linear in the body (however many gzip members it holds) and runs on a worker
+thread, so the event loop keeps answering other requests meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import zlib
 from typing import Any
@@ -16,6 +19,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 from google.rpc import code_pb2, status_pb2
 
+from otelgrade.receivers.access import OPEN, Access, unauthorized
 from otelgrade.receivers.base import (
     RETRY_AFTER_SECONDS,
     Encoding,
@@ -27,13 +31,16 @@ from otelgrade.receivers.base import (
     Signal,
     export_response,
     receiver_type,
+    safe_message,
     split_address,
 )
 
 log = logging.getLogger(__name__)
 
 PROTOCOL = "http"
-_GZIP_CHUNK = 64 * 1024
+_GZIP_CHUNK = 64 * 1024  # most output (and input) handed over per zlib call
+_GZIP_FIRST_FEED = 64  # the input first fed to a gzip member; doubles up to _GZIP_CHUNK
+_SIGNALS: dict[str, Signal] = {"/v1/traces": "traces", "/v1/logs": "logs"}
 _CONTENT_TYPES: dict[str, Encoding] = {"application/x-protobuf": "protobuf", "application/json": "json"}
 _MEDIA_TYPE = {"protobuf": "application/x-protobuf", "json": "application/json"}
 
@@ -45,8 +52,12 @@ def _encode(message: Message, encoding: Encoding) -> bytes:
     return encoded
 
 
+def _status_body(code: int, message: str, encoding: Encoding) -> bytes:
+    return _encode(status_pb2.Status(code=code, message=safe_message(message)), encoding)
+
+
 def _status(http_status: int, code: int, message: str, encoding: Encoding = "protobuf") -> web.Response:
-    body = _encode(status_pb2.Status(code=code, message=message), encoding)
+    body = _status_body(code, message, encoding)
     return web.Response(status=http_status, body=body, content_type=_MEDIA_TYPE[encoding])
 
 
@@ -68,18 +79,19 @@ def _overloaded(count: Any, signal: Signal, encoding: Encoding) -> web.Response:
     return response
 
 
-@receiver_type("http", "0.0.0.0:4318")
-def http_receiver(address: str, ingest: Ingest) -> Receiver:
-    return HttpReceiver(ingest, address)
+@receiver_type("http", "localhost:4318")
+def http_receiver(address: str, ingest: Ingest, access: Access = OPEN) -> Receiver:
+    return HttpReceiver(ingest, address, access)
 
 
 class HttpReceiver:
     """The aiohttp application and its listener; `start` returns the bound port (useful with port 0)."""
 
-    def __init__(self, ingest: Ingest, address: str) -> None:
+    def __init__(self, ingest: Ingest, address: str, access: Access = OPEN) -> None:
         self._ingest = ingest
         self.address = address
-        self.app = web.Application()
+        self._access = access
+        self.app = web.Application(middlewares=access.middlewares(self._unauthenticated))
         self.app.router.add_post("/v1/traces", self._traces)
         self.app.router.add_post("/v1/logs", self._logs)
         # auto_decompress=False: aiohttp would inflate gzip bodies itself, without our cap.
@@ -89,7 +101,9 @@ class HttpReceiver:
     async def start(self) -> int:
         host, port = split_address(self.address)
         await self._runner.setup()
-        self._site = web.TCPSite(self._runner, host or None, port, reuse_address=True)
+        self._site = web.TCPSite(
+            self._runner, host or None, port, reuse_address=True, ssl_context=self._access.ssl_context()
+        )
         await self._site.start()
         server: Any = self._site._server
         return int(server.sockets[0].getsockname()[1]) if server and server.sockets else port
@@ -98,10 +112,28 @@ class HttpReceiver:
         await self._runner.cleanup()
 
     async def _traces(self, request: web.Request) -> web.Response:
-        return await self._export(request, "traces")
+        return await self._receive(request, "traces")
 
     async def _logs(self, request: web.Request) -> web.Response:
-        return await self._export(request, "logs")
+        return await self._receive(request, "logs")
+
+    async def _receive(self, request: web.Request, signal: Signal) -> web.Response:
+        """`_export` with the body counted as being received from before it is read: its Content-Length, or the
+        most it may be (a gzip body, or one without a length)."""
+        gzipped = "gzip" in request.headers.get("Content-Encoding", "").lower()
+        expected = request.content_length if request.content_length is not None and not gzipped else None
+        try:
+            with self._ingest.receiving(expected or self._ingest.max_request_bytes):
+                return await self._export(request, signal)
+        except Overloaded:
+            encoding = _CONTENT_TYPES.get(request.content_type, "protobuf")
+            return _overloaded(self._ingest.metrics.requests, signal, encoding)
+
+    def _unauthenticated(self, request: web.Request) -> web.Response:
+        self._ingest.metrics.requests.labels(PROTOCOL, _SIGNALS.get(request.path, "other"), "unauthenticated").inc()
+        encoding = _CONTENT_TYPES.get(request.content_type, "protobuf")
+        body = _status_body(code_pb2.UNAUTHENTICATED, "missing or wrong bearer token", encoding)
+        return unauthorized(body, _MEDIA_TYPE[encoding])
 
     async def _export(self, request: web.Request, signal: Signal) -> web.Response:
         ingest = self._ingest
@@ -126,7 +158,7 @@ class HttpReceiver:
         try:
             body = await _read_capped(request, limit)
             if content_encoding == "gzip":
-                body = gunzip_capped(body, limit)
+                body = await asyncio.to_thread(gunzip_capped, body, limit)
         except RequestTooLarge as exc:
             count.labels(PROTOCOL, signal, "too_large").inc()
             return _status(413, code_pb2.RESOURCE_EXHAUSTED, str(exc), encoding)
@@ -149,20 +181,29 @@ class HttpReceiver:
 
 
 def gunzip_capped(data: bytes, limit: int) -> bytes:
-    """Decompress a gzip body, refusing (without inflating it all) output larger than `limit`."""
+    """Decompress a gzip body, refusing (without inflating it all) output larger than `limit`.
+
+    Linear in the body's size however many gzip members it concatenates: each member is fed from an
+    offset into the body in pieces that start small and double, so what zlib copies back as unused
+    input is bounded by what the member itself consumed."""
     out = bytearray()
-    pending = data
-    while pending:  # one pass per gzip member; concatenated members are valid gzip
+    view = memoryview(data)
+    fed = 0  # bytes of `data` handed to an inflater so far
+    while fed < len(data):  # one pass per gzip member; concatenated members are valid gzip
         inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        while True:
+        step = _GZIP_FIRST_FEED
+        pending: bytes | memoryview = b""
+        while not inflater.eof:
+            if not pending and fed < len(data):
+                pending = view[fed : fed + step]
+                fed += len(pending)
+                step = min(2 * step, _GZIP_CHUNK)
             chunk = inflater.decompress(pending, _GZIP_CHUNK)
+            if not chunk and not pending:
+                raise zlib.error("truncated gzip stream")
             out += chunk
             if len(out) > limit:
                 raise RequestTooLarge(f"the decompressed body is over the {limit}-byte limit")
             pending = inflater.unconsumed_tail
-            if inflater.eof:
-                pending = inflater.unused_data
-                break
-            if not chunk and not pending:
-                raise zlib.error("truncated gzip stream")
+        fed -= len(inflater.unused_data)
     return bytes(out)

@@ -16,7 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import ValidationError
 
-from otelgrade.errors import ConfigError
+from otelgrade.errors import ConfigError, closest
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
 from otelgrade.settings import Strict
@@ -70,12 +70,14 @@ def read_sink(raw: Any) -> SinkSettings:
         raise ConfigError("a sink must be a mapping such as {type: jsonl, path: grades.jsonl}")
     kind = raw.get("type")
     if kind not in sink_types():
-        raise ConfigError(f"unknown sink type {kind!r}; known types: {', '.join(sink_types())}", "type")
+        near = closest(str(kind), sink_types()) if kind is not None else []
+        hint = f" (did you mean `{near[0]}`?)" if near else ""
+        raise ConfigError(f"unknown sink type {kind!r}{hint}; known types: {', '.join(sink_types())}", "type")
     model = _TYPES[str(kind)]
     try:
         return model.model_validate(dict(raw))
     except ValidationError as exc:
-        raise ConfigError.from_validation(exc, f"a {kind} sink", model.model_fields) from None
+        raise ConfigError.from_validation(exc, f"the {kind} sink", model.model_fields) from None
 
 
 for _module in pkgutil.iter_modules(__path__):
