@@ -6,10 +6,14 @@ import json
 import re
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
 import yaml
+
+from otelgrade.cli import main
+from tests.fake_openai import FakeOpenAI, Reply
 
 SOURCE = Path(__file__).parent / "fixtures" / "traces" / "pydantic-ai-v5"
 
@@ -126,3 +130,78 @@ def test_trajectories_round_trip_through_grade(tmp_path, config_file):
     from_json = otelgrade("grade", "--config", str(config_file), "--format", "json", str(saved))
     key = lambda line: (json.loads(line)["trace_id"], json.loads(line)["grader"], json.loads(line)["outcome"])  # noqa: E731
     assert sorted(map(key, from_json.stdout.splitlines())) == sorted(map(key, from_spans.stdout.splitlines()))
+
+
+def write_config(tmp_path: Path, config: dict[str, object]) -> str:
+    path = tmp_path / "ci.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`otelgrade ARGS` in this process (faster than a subprocess; the same code path): exit code, stdout, stderr."""
+    try:
+        code = main(list(args))
+    except SystemExit as stopped:  # argparse's own exits: --version, usage errors
+        code = int(stopped.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_grade_exits_2_when_no_suite_matches_any_run_and_shows_what_the_runs_are(tmp_path, capsys):
+    suites = [
+        {"name": "booking", "match": {"service.name": "booking-agnt"}, "graders": [{"type": "max_steps", "max": 9}]},
+        {"name": "support", "match": {"agent_name": "^support"}, "graders": [{"type": "max_steps", "max": 9}]},
+    ]
+    code, out, err = run_main(capsys, "grade", "--config", write_config(tmp_path, {"suites": suites}), str(SOURCE))
+    assert code == 2 and out == ""
+    assert "no suite matched any of the 8 run(s), so nothing was graded" in err
+    assert "service.name: booking-service (8)" in err and "agent_name: booking_agent (8)" in err
+    assert 'booking: {"service.name": "booking-agnt"}' in err and 'support: {"agent_name": "^support"}' in err
+
+
+def test_failed_only_shows_only_failing_grades_and_keeps_the_summary(config_file, capsys):
+    code, everything, _ = run_main(capsys, "grade", "--config", str(config_file), "--format", "json", str(SOURCE))
+    failing = [g for g in map(json.loads, everything.splitlines()) if g["outcome"] in ("fail", "error")]
+    only_code, only, _ = run_main(
+        capsys, "grade", "--config", str(config_file), "--format", "json", "--failed-only", str(SOURCE)
+    )
+    assert only_code == code == 1
+    key = lambda g: (g["trace_id"], g["span_id"], g["suite"], g["grader"], g["outcome"])  # noqa: E731
+    assert len(failing) > 0 and [key(json.loads(line)) for line in only.splitlines()] == list(map(key, failing))
+
+    _, text, _ = run_main(capsys, "grade", "--config", str(config_file), "--failed-only", str(SOURCE))
+    runs = {line.split()[1].split("/")[0] for line in text.splitlines() if line.startswith("run ")}
+    assert runs == {g["trace_id"] for g in failing}
+    assert "PASS " not in text and re.search(r"booking/safe\s+87\.5%\s+pass=7 fail=1", text)
+
+
+def test_judge_sample_judges_every_run_and_rationales_are_printed_in_full(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.setenv("COLUMNS", "72")
+    rationale = " ".join(
+        f"The agent's reply covers point {i} of the rubric, politely and completely." for i in range(8)
+    )
+    with FakeOpenAI(default=Reply.grade(0.2, rationale)) as fake:
+        config = {
+            "judge": {"base_url": fake.base_url, "sample": 0.0},
+            "suites": [
+                {"name": "s", "graders": [{"name": "polite", "type": "rubric", "prompt": "Polite?", "sample": 0.0}]}
+            ],
+        }
+        args = ["grade", "--config", write_config(tmp_path, config), str(SOURCE / "happy"), str(SOURCE / "forbidden")]
+        code, sampled, _ = run_main(capsys, *args)
+        assert code == 0 and "SKIP  s/polite" in sampled and not fake.requests
+        code, judged, err = run_main(capsys, *args, "--judge-sample", "1")
+    assert code == 1, err
+    assert len(fake.requests) == 2 and judged.count("FAIL  s/polite") == 2
+    grade_lines = [line for line in judged.splitlines() if line.startswith("    ")]
+    assert all(len(line) <= 72 for line in grade_lines) and "…" not in judged
+    last_run = judged.split("\n\n")[0].split("\nrun ")[-1]
+    assert " ".join(line.strip() for line in last_run.splitlines()[1:]) == f"FAIL  s/polite   0.20  {rationale}"
+    code, _, err = run_main(capsys, "grade", "--judge-sample", "2", str(SOURCE))
+    assert code == 2 and "--judge-sample: must be a number from 0 to 1" in err
+
+
+def test_version_is_the_installed_package_version(capsys):
+    assert run_main(capsys, "--version") == (0, f"otelgrade {metadata.version('otelgrade')}\n", "")

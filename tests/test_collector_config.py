@@ -49,16 +49,16 @@ def test_collector_pipelines_use_only_defined_components(name: str) -> None:
 def test_agent_collector_fans_out_to_tracing_backend_and_otelgrade() -> None:
     config = _load(CONFIG_DIR / "agent-collector.yaml")
     pipelines = config["service"]["pipelines"]
-    assert set(pipelines["traces"]["exporters"]) == {"otlp/tracing", "otlp/otelgrade"}
-    assert "otlp/otelgrade" in pipelines["logs"]["exporters"]
-    endpoint = config["exporters"]["otlp/otelgrade"]["endpoint"]
+    assert set(pipelines["traces"]["exporters"]) == {"otlp_grpc/tracing", "otlp_grpc/otelgrade"}
+    assert "otlp_grpc/otelgrade" in pipelines["logs"]["exporters"]
+    endpoint = config["exporters"]["otlp_grpc/otelgrade"]["endpoint"]
     assert int(endpoint.rsplit(":", 1)[1]) == _default_port("receivers", "grpc")
 
 
 @pytest.mark.parametrize("name,resolver", [("loadbalancer.yaml", "static"), ("loadbalancer-dns.yaml", "dns")])
 def test_load_balancer_routes_traces_and_logs_by_trace_id(name: str, resolver: str) -> None:
     config = _load(CONFIG_DIR / name)
-    exporter = config["exporters"]["loadbalancing"]
+    exporter = config["exporters"]["load_balancing"]
     assert exporter["routing_key"] == "traceID"
     assert "endpoint" not in exporter["protocol"]["otlp"], "the resolver supplies the endpoints"
     assert list(exporter["resolver"]) == [resolver]
@@ -69,7 +69,7 @@ def test_load_balancer_routes_traces_and_logs_by_trace_id(name: str, resolver: s
     else:
         assert exporter["resolver"]["dns"]["hostname"] and exporter["resolver"]["dns"]["port"] == grpc_port
     for signal in ("traces", "logs"):
-        assert config["service"]["pipelines"][signal]["exporters"] == ["loadbalancing"]
+        assert config["service"]["pipelines"][signal]["exporters"] == ["load_balancing"]
     header = (CONFIG_DIR / name).read_text().split("\nreceivers:")[0]
     assert "trace id" in header and "tail sampling" in header, "the header must say why routing is by trace id"
 
@@ -149,3 +149,12 @@ def test_committed_dashboard_matches_its_generator() -> None:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.render() == DASHBOARD.read_text(), "run collector_config/grafana/generate_dashboard.py"
+
+
+def test_otelgrade_listens_on_localhost_and_the_shipped_collectors_on_all_interfaces_explicitly() -> None:
+    defaults = _load(REPO / "otelgrade" / "defaults" / "otelgrade.yaml")
+    addresses = [defaults["receivers"]["grpc"], defaults["receivers"]["http"], defaults["metrics"]["endpoint"]]
+    assert all(address.startswith("localhost:") for address in addresses)
+    for name in COLLECTORS:
+        protocols = _load(CONFIG_DIR / name)["receivers"]["otlp"]["protocols"]
+        assert {p["endpoint"].rsplit(":", 1)[0] for p in protocols.values()} == {"0.0.0.0"}, name

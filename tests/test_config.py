@@ -52,9 +52,34 @@ sinks:
         ("assembly: {setle: 2s}", "assembly.setle", "unknown key"),
         ("assembly: {settle: soon}", "assembly.settle", "duration"),
         ("suites: [{name: s, graders: [{type: no_such_grader}]}]", "suites[0].graders[0].type", "known types"),
+        (
+            "suites: [{name: s, graders: [{type: max_tool_calls, max: 3, threshold: 2}]}]",
+            "suites[0].graders[0].threshold",
+            "between 0 and 1",
+        ),
+        (
+            "suites: [{name: s, graders: {helpful: {kind: rubric, prompt: p, threshold: -1}}}]",
+            "suites[0].graders.helpful.threshold",
+            "between 0 and 1",
+        ),
+        ("suites: [{name: s, graders: []}]", "suites[0].graders", "suite 's' has no graders"),
+        ("suites: [{name: s}]", "suites[0].graders", "suite 's' has no graders"),
+        (
+            "suites: [{name: s, graders: [{type: all_of, graders: ["
+            "{type: max_steps, max: 2}, {type: max_steps, max: x}]}]}]",
+            "suites[0].graders[0].graders[1].max",
+            "got 'x'",
+        ),
+        ("sinks: [{type: jsonl, path: a.jsonl}, {type: nope}]", "sinks[1].type", "unknown sink type"),
+        ("judge: {budget: {usd: -1}}", "judge.budget.usd", "greater than 0"),
         ("suites: [{name: s, graders: [{type: max_tool_calls, max: lots}]}]", "suites[0].graders[0]", "lots"),
         ("suites: [{graders: []}]", "suites[0].name", "needs a `name`"),
-        ("suites: [{name: a}, {name: a}]", "suites", "used twice"),
+        (
+            "suites: [{name: a, graders: [{type: max_steps, max: 2}]}, "
+            "{name: a, graders: [{type: max_steps, max: 2}]}]",
+            "suites",
+            "used twice",
+        ),
         ("suites: [{name: a, match: {agent_name: '^(unclosed'}}]", "suites[0].match.agent_name", "invalid regex"),
         ("sinks: [{type: jsonl}]", "sinks[0].path", "needs `path`"),
         ("- just\n- a list", "", "mapping"),
@@ -70,9 +95,66 @@ def test_errors_name_the_file_the_key_and_the_problem(tmp_path, text, path_in_me
     assert hint in message
 
 
-def test_invalid_yaml_is_a_config_error(tmp_path):
-    with pytest.raises(ConfigError, match="not valid YAML"):
-        load_config(write(tmp_path, "suites: [unclosed"))
+def test_invalid_yaml_names_the_file_and_the_line(tmp_path):
+    path = write(tmp_path, "suites:\n  - name: s\n    graders: [{type: max_steps, max: 2}\n  - name: t\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: not valid YAML at line 4, column ")
+    assert "flow sequence that starts at line 3" in message and "<unicode string>" not in message
+    with pytest.raises(ConfigError, match=r"line 2, column 1: .*spaces, not tabs"):
+        load_config(write(tmp_path, "suites:\n\t- name: s\n"))
+
+
+SUITE = "suites: [{{name: s, {match}graders: [{grader}]}}]"
+
+
+def load_suite(tmp_path: Path, grader: str = "{type: max_steps, max: 2}", match: str = "") -> ConfigError | None:
+    try:
+        load_config(write(tmp_path, SUITE.format(grader=grader, match=f"match: {{{match}}}, " if match else "")))
+    except ConfigError as exc:
+        return exc
+    return None
+
+
+def test_a_misspelled_match_key_is_an_error_with_the_right_spelling(tmp_path):
+    for typo, meant in [
+        ("servce.name", "service.name"),
+        ("Service.Name", "service.name"),
+        ("agent_nme", "agent_name"),
+        ("gen_ai.agnet.name", "gen_ai.agent.name"),
+        ("stauts", "status"),
+    ]:
+        error = load_suite(tmp_path, match=f"{typo}: x")
+        assert error is not None and error.path == f"suites[0].match.{typo}", typo
+        assert f"did you mean `{meant}`?" in error.message
+    # Attribute names of the user's own, and well-known ones close to each other, are taken as written.
+    custom = "team: payments, tenant: acme, gen_ai.agent.id: a1, deployment.environment: prod, app.tier: web"
+    assert load_suite(tmp_path, match=custom) is None
+
+
+def test_an_unknown_prompt_placeholder_is_an_error(tmp_path):
+    error = load_suite(tmp_path, grader="{type: rubric, prompt: 'Is {submision} polite?'}")
+    assert error is not None and error.path == "suites[0].graders[0].prompt"
+    assert "unknown placeholder {submision}" in error.message and "did you mean `{submission}`?" in error.message
+    assert "{input}, {submission}, {ground_truth}, {trajectory}" in error.message
+    (tmp_path / "rubric.txt").write_text("Score {answer} against {ground_truth}.")
+    error = load_suite(tmp_path, grader="{type: trajectory_judge, prompt_path: rubric.txt}")
+    assert error is not None and error.path == "suites[0].graders[0].prompt_path"
+    assert "unknown placeholder {answer} in prompt file" in error.message and "rubric.txt" in error.message
+    # Braces that are not a `{name}` (a JSON example) are text.
+    assert load_suite(tmp_path, grader="""{type: rubric, prompt: 'Answer like {"score": 1}: {submission}'}""") is None
+
+
+def test_an_unknown_grader_type_suggests_the_closest_and_lists_plain_names_first(tmp_path):
+    error = load_suite(tmp_path, grader="{type: tool_not_called, tools: [x]}")
+    assert error is not None and error.path == "suites[0].graders[0].type"
+    assert "(did you mean `tools_not_called`" in error.message
+    known = error.message.split("known types: ")[1].split(", ")
+    assert {"tools_not_called", "max_tool_calls", "rubric"} <= set(known)
+    assert "evaldeck.tool_not_called" not in known
+    plain = [n for n in known if "." not in n]
+    assert known[: len(plain)] == plain
 
 
 def test_durations():
@@ -109,6 +191,16 @@ def test_whole_native_files_become_one_suite():
     assert evaldeck.suites[0].graders[0].type == "evaldeck.expected"
 
 
+def test_a_jsonl_sink_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "otelgrade.yaml").write_text("sinks: [{type: jsonl, path: out/grades.jsonl}]")
+    monkeypatch.chdir(tmp_path)
+    config = load_config("conf/otelgrade.yaml")
+    assert config.sinks[0].path == str(tmp_path / "conf" / "out" / "grades.jsonl")
+    (tmp_path / "conf" / "otelgrade.yaml").write_text("sinks: [{type: jsonl, path: /var/log/grades.jsonl}]")
+    assert load_config("conf/otelgrade.yaml").sinks[0].path == "/var/log/grades.jsonl"
+
+
 def test_prompt_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
     (tmp_path / "rubrics").mkdir()
     (tmp_path / "rubrics" / "helpful.txt").write_text("Score {submission} for helpfulness.")
@@ -116,3 +208,36 @@ def test_prompt_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
     monkeypatch.chdir("/")
     spec = load_config(path).suites[0].graders[0]
     assert spec.params["prompt_path"] == str(tmp_path / "rubrics" / "helpful.txt")
+
+
+def test_every_listener_defaults_to_localhost():
+    for config in (load_config(None), parse_config({})):
+        addresses = [*config.receiver_addresses().values(), config.metrics.endpoint]
+        assert addresses and all(address.startswith("localhost:") for address in addresses)
+
+
+@pytest.mark.parametrize(
+    ("text", "path_in_message", "hint"),
+    [
+        ("receivers: {tls: {cert_file: nope.pem, key_file: k.pem}}", "receivers.tls.cert_file", "cannot read"),
+        ("receivers: {tls: {cert_file: token, key_file: token}}", "receivers.tls", "PEM"),
+        ("receivers: {auth: {bearer_token_file: empty}}", "receivers.auth", "is empty"),
+        ("receivers: {auth: {token: abc}}", "receivers.auth", "bearer_token_file"),
+        ("metrics: {auth: {bearer_token_file: missing}}", "metrics.auth.bearer_token_file", "cannot read"),
+    ],
+)
+def test_tls_and_auth_errors_name_the_key_and_the_file(tmp_path, text, path_in_message, hint):
+    (tmp_path / "token").write_text("s3cret\n")
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(write(tmp_path, text))
+    assert path_in_message in str(error.value) and hint in str(error.value)
+
+
+def test_the_token_file_is_read_from_the_config_folder(tmp_path, monkeypatch):
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "token").write_text("s3cret\n")
+    path = write(tmp_path, "receivers: {auth: {bearer_token_file: secrets/token}}\nmetrics: {endpoint: null}")
+    monkeypatch.chdir("/")
+    auth = load_config(path).receivers.auth
+    assert auth is not None and auth.token() == "s3cret"
