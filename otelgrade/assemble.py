@@ -146,15 +146,10 @@ class Assembler:
                 if span.parent_id is None:
                     trace.has_root = True
                 result.accepted += 1
-        self._touch(touched, now)
-        self._spans_held += result.accepted
-        self._bytes_held += result.accepted * item_bytes
+        self._held(touched, now, result, item_bytes)
         m = self.metrics
         for reason, count in rejected.items():
             m.spans_rejected.labels(reason).inc(count)
-        if result.late:
-            m.late_spans.inc(result.late)
-        self._update_gauges()
         return result
 
     def add_logs(self, events: Iterable[LogEvent], now: float, item_bytes: float = 0.0) -> AddResult:
@@ -176,17 +171,22 @@ class Assembler:
             trace.size += 1
             trace.nbytes += item_bytes
             result.accepted += 1
-        self._touch(touched, now)
-        self._spans_held += result.accepted
-        self._bytes_held += result.accepted * item_bytes
+        self._held(touched, now, result, item_bytes)
         m = self.metrics
         for reason, count in rejected.items():
             m.log_records_dropped.labels(reason).inc(count)
         if result.late:
-            m.late_spans.inc(result.late)
             m.log_records_dropped.labels("late").inc(result.late)
-        self._update_gauges()
         return result
+
+    def _held(self, touched: dict[str, _Trace], now: float, result: AddResult, item_bytes: float) -> None:
+        """Account for one batch added: deadlines, what is held, late arrivals, the gauges."""
+        self._touch(touched, now)
+        self._spans_held += result.accepted
+        self._bytes_held += result.accepted * item_bytes
+        if result.late:
+            self.metrics.late_spans.inc(result.late)
+        self._update_gauges()
 
     def _trace_for(self, trace_id: str, now: float) -> _Trace | None:
         """The held trace, a new one, or None when the trace was already decided (late)."""

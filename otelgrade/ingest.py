@@ -136,10 +136,7 @@ class Ingest:
         for reason, count in decoded.rejected.items():
             m.spans_rejected.labels(reason).inc(count)
         added = self.assembler.add_spans(decoded.spans, self.clock(), item_bytes)
-        rejected = dict(decoded.rejected)
-        for reason, count in added.rejected.items():
-            rejected[reason] = rejected.get(reason, 0) + count
-        return _outcome(rejected, decoded.warnings, "spans")
+        return _outcome(decoded.rejected, added.rejected, decoded.warnings, "spans")
 
     def _keep_logs(self, decoded: DecodedLogs, protocol: str, item_bytes: float) -> ExportResult:
         m = self.metrics
@@ -149,10 +146,7 @@ class Ingest:
             for reason, count in reasons.items():
                 m.log_records_dropped.labels(reason).inc(count)
         added = self.assembler.add_logs(decoded.events, self.clock(), item_bytes)
-        rejected = dict(decoded.rejected)
-        for reason, count in added.rejected.items():
-            rejected[reason] = rejected.get(reason, 0) + count
-        return _outcome(rejected, decoded.warnings, "log records")
+        return _outcome(decoded.rejected, added.rejected, decoded.warnings, "log records")
 
 
 def _decoder(signal: Signal) -> Callable[[bytes, Encoding], DecodedTraces | DecodedLogs]:
@@ -169,7 +163,11 @@ def _items(decoded: DecodedTraces | DecodedLogs) -> list[Span] | list[LogEvent]:
     return decoded.spans if isinstance(decoded, DecodedTraces) else decoded.events
 
 
-def _outcome(rejected: dict[str, int], warnings: list[str], noun: str) -> ExportResult:
+def _outcome(decoding: dict[str, int], holding: dict[str, int], warnings: list[str], noun: str) -> ExportResult:
+    """The answer to one request: what decoding and then holding refused, by reason, and any warnings."""
+    rejected = dict(decoding)
+    for reason, count in holding.items():
+        rejected[reason] = rejected.get(reason, 0) + count
     count = sum(rejected.values())
     parts = ([_describe(rejected, noun)] if count else []) + warnings
     return ExportResult(count, "; ".join(parts))
