@@ -51,6 +51,7 @@ from otelgrade.ui import RunLog, RunStore, add_grade_pages
 
 log = logging.getLogger("otelgrade")
 
+PROBES = frozenset({"/healthz", "/readyz"})
 TICK_SECONDS = 0.05  # how often completed traces are collected from the assembler
 CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime and size are compared
 CONFIG_SETTLE_SECONDS = 10.0  # a config file still changing after this long is not read
@@ -248,7 +249,9 @@ class Server:
             return None
         host, port = split_address(endpoint)
         access = Access.of(self.config.metrics.tls, self.config.metrics.auth)
-        app = web.Application(middlewares=access.middlewares(self._unauthenticated))  # guards every route
+        # The token guards every route but the probes: liveness and readiness say nothing, and orchestrators'
+        # health checks (the image's HEALTHCHECK, Kubernetes probes) carry no token.
+        app = web.Application(middlewares=access.middlewares(self._unauthenticated, PROBES))
         app.router.add_get("/metrics", self._metrics_page)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)

@@ -45,15 +45,17 @@ class Access:
     def ssl_context(self) -> ssl.SSLContext | None:
         return self.tls.server_context() if self.tls is not None else None
 
-    def middlewares(self, refuse: Callable[[web.Request], web.StreamResponse]) -> list[Middleware]:
+    def middlewares(
+        self, refuse: Callable[[web.Request], web.StreamResponse], open_paths: frozenset[str] = frozenset()
+    ) -> list[Middleware]:
         """aiohttp middlewares that answer every request without the token with `refuse(request)`
-        (which should count it and answer 401, e.g. with `unauthorized`)."""
+        (which should count it and answer 401, e.g. with `unauthorized`), except on `open_paths`."""
         if self.token is None:
             return []
 
         @web.middleware
         async def require_token(request: web.Request, handler: Handler) -> web.StreamResponse:
-            if not self.allows(request.headers.get("Authorization")):
+            if request.path not in open_paths and not self.allows(request.headers.get("Authorization")):
                 return refuse(request)
             return await handler(request)
 
