@@ -20,7 +20,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.ui import Select
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.conftest import REPO, ServeProcess
 from tests.fake_openai import FakeOpenAI, Reply
@@ -50,6 +50,13 @@ SUITE = {
         },
     ],
 }
+
+
+def arrive(browser: WebDriver, url_part: str, timeout: float = 15.0) -> None:
+    """Wait until a click's navigation has loaded the page whose address holds `url_part`."""
+    WebDriverWait(browser, timeout).until(
+        lambda b: url_part in b.current_url and b.execute_script("return document.readyState") == "complete"
+    )
 
 
 def judge(body: dict[str, Any]) -> Reply:
@@ -143,7 +150,7 @@ def test_from_the_grades_page_to_the_tool_call_that_failed_the_run(serve, browse
         # Filter to failures with the form, as a person would.
         Select(browser.find_element(By.NAME, "outcome")).select_by_visible_text("fail")
         browser.find_element(By.CSS_SELECTOR, "form.filters button[type=submit]").click()
-        assert "outcome=fail" in browser.current_url
+        arrive(browser, "outcome=fail")
         rows = browser.find_elements(By.CSS_SELECTOR, "table.grades tbody tr")
         assert rows and all(row.get_attribute("class") == "fail" for row in rows)
         row = next(r for r in rows if "no_tool_errors" in r.text)
@@ -152,7 +159,7 @@ def test_from_the_grades_page_to_the_tool_call_that_failed_the_run(serve, browse
 
         # One click to the run.
         row.find_element(By.CSS_SELECTOR, "a.run-link").click()
-        assert f"/runs/{FAILING_TRACE}" in browser.current_url
+        arrive(browser, f"/runs/{FAILING_TRACE}")
         page = browser.find_element(By.TAG_NAME, "body").text
         assert "Charge my card 120 dollars for the upgrade." in page  # the input
         assert "Sorry, your card was declined." in page  # the output
