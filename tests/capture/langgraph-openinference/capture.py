@@ -1,10 +1,12 @@
-"""LangGraph agents (LangChain's `create_agent`, which builds a LangGraph graph) traced by OpenInference.
+"""LangGraph agents (LangChain's `create_agent`, which builds a LangGraph graph) traced by OpenInference, or by
+OpenLLMetry (Traceloop) when run as ../langgraph-traceloop/capture.py (INSTRUMENTATION="traceloop").
 
 A travel assistant on `ChatOpenAI` (Chat Completions against OPENAI_BASE_URL) with five tools; a tool
 error is turned into an error ToolMessage by a `wrap_tool_call` middleware, as the LangChain docs
 advise, so the agent can recover. The handoff scenario is the documented sub-agent pattern: the
 outer agent calls a tool that invokes a second `create_agent` graph. Each scenario is wrapped in a
-`handle_request` span. OpenInference records message content by default.
+`handle_request` span. Both instrumentations record message content by default (OpenLLMetry:
+TRACELOOP_TRACE_CONTENT unset means true).
 """
 
 from client import Scenario, failure, text, tool, tools
@@ -14,7 +16,6 @@ from langchain.tools import tool as lc_tool
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import ToolMessage
 from langchain_openai import ChatOpenAI
-from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -24,7 +25,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 provider = TracerProvider(resource=Resource.create({"service.name": "travel-service"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
-LangChainInstrumentor().instrument(tracer_provider=provider)
+if globals().get("INSTRUMENTATION", "openinference") == "traceloop":
+    from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+
+    LangchainInstrumentor().instrument(tracer_provider=provider)
+else:
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    LangChainInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("travel-service")
 
 s: Scenario  # the scenario being captured; the tools record what they really receive and return
