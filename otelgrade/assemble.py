@@ -47,10 +47,6 @@ class AddResult:
     late: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
 
-    @property
-    def rejected_count(self) -> int:
-        return sum(self.rejected.values())
-
 
 @dataclass(slots=True)
 class _Trace:

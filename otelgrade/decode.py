@@ -36,10 +36,6 @@ class DecodedTraces:
     rejected: dict[str, int] = field(default_factory=dict)  # reason -> count
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def rejected_count(self) -> int:
-        return sum(self.rejected.values())
-
 
 @dataclass(slots=True)
 class DecodedLogs:
@@ -48,10 +44,6 @@ class DecodedLogs:
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> count (not GenAI, no span, ...)
     rejected: dict[str, int] = field(default_factory=dict)  # malformed records
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def rejected_count(self) -> int:
-        return sum(self.rejected.values())
 
 
 # --- entry points -------------------------------------------------------------------------
@@ -514,12 +506,13 @@ def log_events_from_request(request: Any) -> DecodedLogs:
     for resource_logs in request.resource_logs:
         resource = attributes(resource_logs.resource.attributes)
         for scope_logs in resource_logs.scope_logs:
+            scope_event = EVENT_LOGGERS.get(scope_logs.scope.name, "")
             for record in scope_logs.log_records:
                 out.received += 1
                 attrs = attributes(record.attributes)
                 name = record.event_name or attrs.get("event.name") or ""
                 if not isinstance(name, str) or not name.startswith("gen_ai."):
-                    name = EVENT_LOGGERS.get(scope_logs.scope.name, "")
+                    name = scope_event
                 if not name:
                     dropped["not_genai"] = dropped.get("not_genai", 0) + 1
                     continue

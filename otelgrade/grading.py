@@ -62,21 +62,24 @@ class Grading:
         dialects: Sequence[Dialect] = (),
     ) -> None:
         self.export = export
-        self.dialects = tuple(dialects)  # the config's span mappings, asked before the built-in conventions
         self.on_run = on_run  # sees every run that some suite grades, before its grades are exported
         self.metrics = metrics if metrics is not None else Metrics()
         self.clock, self.wall = clock, wall
         self.suites: tuple[Suite, ...] = ()
-        self.install(suites)
+        self.dialects: tuple[Dialect, ...] = ()  # the config's span mappings, asked before the built-in conventions
+        self.install(suites, dialects)
 
-    def install(self, suites: Sequence[Suite]) -> None:
-        """Use these suites from now on; their series start at zero (`rate()` needs a sample before the first grade)."""
+    def install(self, suites: Sequence[Suite], dialects: Sequence[Dialect] | None = None) -> None:
+        """Use these suites (and span mappings; None keeps the current ones) from now on, swapped together on a
+        reload. The suites' series start at zero (`rate()` needs a sample before the first grade)."""
         for suite in suites:
             self.metrics.runs_graded.labels(suite.name)
             for g in suite.graders:
                 for outcome in OUTCOMES:
                     self.metrics.grades.labels(suite.name, g.spec.name, outcome)
         self.suites = tuple(suites)
+        if dialects is not None:
+            self.dialects = tuple(dialects)
 
     def judge_graders(self) -> list[str]:
         """Names of the configured graders that are judges."""

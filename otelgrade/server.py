@@ -103,7 +103,6 @@ class Server:
             busy=self.overloaded,
             max_bytes_receiving=config.limits.max_bytes_receiving,
         )
-        self.ports: dict[str, int] = {}  # receiver name -> bound port
         self._pending: set[asyncio.Future[Any]] = set()
         self._reload_lock = asyncio.Lock()
         self._config_stamp = self._stamp()
@@ -120,14 +119,6 @@ class Server:
             on_run=self.runs.add_run,
             dialects=mapped_dialects(config.rebuild.mappings),
         )
-
-    @property
-    def grpc_port(self) -> int | None:
-        return self.ports.get("grpc")
-
-    @property
-    def http_port(self) -> int | None:
-        return self.ports.get("http")
 
     def _suites(self, config: Config) -> list[Suite]:
         judges: JudgeClient = self._judges if self._judges is not None else DISABLED
@@ -237,10 +228,10 @@ class Server:
         access = Access.of(self.config.receivers.tls, self.config.receivers.auth)
         for name, address in self.config.receiver_addresses().items():
             receiver = types[name].factory(address, self.ingest, access)
-            self.ports[name] = await receiver.start()
+            port = await receiver.start()
             started.append(receiver)
             tls = "TLS" if access.tls else "plaintext"
-            log.info("OTLP/%s listening on %s (port %d, %s)", name, address, self.ports[name], tls)
+            log.info("OTLP/%s listening on %s (port %d, %s)", name, address, port, tls)
         return started
 
     async def _start_metrics_endpoint(self) -> web.AppRunner | None:
@@ -403,14 +394,13 @@ class Server:
             try:
                 config = await self._read_settled()
                 self._refuse_empty(config)
-                suites = self._suites(config)
-                await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.install, suites)
+                suites, dialects = self._suites(config), mapped_dialects(config.rebuild.mappings)
+                await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.install, suites, dialects)
             except Exception as exc:
                 self.metrics.config_reloads.labels("refused").inc()
                 log.error("config reload (%s) refused, the running config stays: %s", why, exc)
                 return False
             old, self.config = self.config, config
-            self.grading.dialects = mapped_dialects(config.rebuild.mappings)
             self.assembler.reconfigure(config.assembly)
             self.ingest.max_request_bytes = config.receivers.max_request_bytes
             self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving

@@ -186,3 +186,16 @@ def test_traffic_labels_are_capped():
         pipeline.grade(run(agent_name=f"agent-{i}"))
     assert sample(metrics, "otelgrade_runs_total", service="other", agent="other") == 3
     assert sample(metrics, "otelgrade_label_overflow_total", label="agent") == 3
+
+
+def test_a_reload_swaps_suites_and_span_mappings_together():
+    from otelgrade.rebuild.mapping import mapped_dialects
+    from otelgrade.settings import SpanMapping
+
+    mapping = SpanMapping(match={"span.name": "agent"}, role="agent")
+    pipeline = Grading([], Exporter(Metrics()), dialects=mapped_dialects([mapping]))
+    assert len(pipeline.dialects) == 1
+    pipeline.install([])  # the judge runner re-installs the suites: the mappings stay
+    assert len(pipeline.dialects) == 1
+    pipeline.install([], ())  # a reload to a config without mappings
+    assert pipeline.dialects == ()

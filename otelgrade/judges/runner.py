@@ -107,11 +107,6 @@ class JudgeRunner:
         return bool(os.environ.get(self.settings.api_key_env))
 
     @property
-    def queued(self) -> int:
-        """Runs accepted by `judge` and not yet started."""
-        return self._queued
-
-    @property
     def outstanding(self) -> int:
         """Runs accepted by `judge` and not yet answered."""
         return len(self._tasks)
