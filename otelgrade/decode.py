@@ -1,4 +1,4 @@
-"""Decode OTLP export requests (protobuf or OTLP JSON) into `Span` and `LogEvent` records.
+"""Decode OTLP export requests (protobuf or OTLP JSON) into `ReceivedSpan` and `LogEvent` records.
 
 Undecodable payloads raise `DecodeError`; individual unusable spans or log records are
 counted in the result instead, so one bad span never costs its batch's good spans.
@@ -20,7 +20,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.receivers.base import Encoding, Signal
-from otelgrade.spans import Event, LogEvent, Span
+from otelgrade.spans import Event, LogEvent, ReceivedSpan, any_value, attributes
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
@@ -32,7 +32,7 @@ class DecodeError(ValueError):
 
 @dataclass(slots=True)
 class DecodedTraces:
-    spans: list[Span] = field(default_factory=list)
+    spans: list[ReceivedSpan] = field(default_factory=list)
     rejected: dict[str, int] = field(default_factory=dict)  # reason -> count
     warnings: list[str] = field(default_factory=list)
 
@@ -416,51 +416,12 @@ def _repair_utf8(message: Any) -> bool:
     return repaired
 
 
-def _array(value: Any) -> list[Any]:
-    return [any_value(v) for v in value.array_value.values]
-
-
-def _kvlist(value: Any) -> dict[str, Any]:
-    return attributes(value.kvlist_value.values)
-
-
-def _bytes(value: Any) -> str:
-    return base64.b64encode(value.bytes_value).decode()
-
-
-_CONVERT = {
-    "int_value": lambda v: v.int_value,
-    "bool_value": lambda v: v.bool_value,
-    "double_value": lambda v: v.double_value,
-    "array_value": _array,
-    "kvlist_value": _kvlist,
-    "bytes_value": _bytes,
-}
-
-
-def any_value(value: Any) -> Any:
-    """An OTLP AnyValue as a plain Python value (kvlists become dicts, bytes base64 text)."""
-    kind = value.WhichOneof("value")
-    if kind == "string_value":
-        return value.string_value
-    return _CONVERT[kind](value) if kind else None
-
-
-def attributes(key_values: Any) -> dict[str, Any]:
-    out = {}
-    for kv in key_values:
-        value = kv.value
-        kind = value.WhichOneof("value")
-        # Most attribute values are strings: read them without a function call.
-        out[kv.key] = value.string_value if kind == "string_value" else _CONVERT[kind](value) if kind else None
-    return out
-
-
 def spans_from_request(request: Any) -> DecodedTraces:
-    """Turn an ExportTraceServiceRequest (strict or lenient) into `Span` records."""
+    """Turn an ExportTraceServiceRequest into `ReceivedSpan`s: ids read, the rest kept as each span's bytes."""
     out = DecodedTraces()
     spans = out.spans
     rejected = out.rejected
+    last_trace, last_hex = b"", ""
     for resource_spans in request.resource_spans:
         resource = attributes(resource_spans.resource.attributes)
         for scope_spans in resource_spans.scope_spans:
@@ -472,22 +433,17 @@ def spans_from_request(request: Any) -> DecodedTraces:
                     rejected["invalid_id"] = rejected.get("invalid_id", 0) + 1
                     continue
                 parent = s.parent_span_id
+                if trace_id != last_trace:  # a request's spans usually come grouped by trace: one hex string each
+                    last_trace, last_hex = trace_id, trace_id.hex()
                 spans.append(
-                    Span(
-                        trace_id=trace_id.hex(),
-                        span_id=span_id.hex(),
-                        parent_id=parent.hex() if len(parent) == 8 and parent != _ZERO_SPAN else None,
-                        name=s.name,
-                        kind=s.kind,
-                        start_ns=s.start_time_unix_nano,
-                        end_ns=s.end_time_unix_nano,
-                        status_code=s.status.code,
-                        status_message=s.status.message,
-                        attributes=attributes(s.attributes),
-                        events=[Event(e.name, e.time_unix_nano, attributes(e.attributes)) for e in s.events],
-                        resource=resource,
-                        scope=scope,
-                        scope_version=scope_version,
+                    ReceivedSpan(
+                        last_hex,
+                        span_id.hex(),
+                        parent.hex() if len(parent) == 8 and parent != _ZERO_SPAN else None,
+                        s.SerializeToString(),
+                        resource,
+                        scope,
+                        scope_version,
                     )
                 )
     return out

@@ -25,7 +25,7 @@ from otelgrade.assemble import Assembler
 from otelgrade.decode import DecodedLogs, DecodedTraces, DecodeError, decode_logs, decode_traces
 from otelgrade.metrics import Metrics
 from otelgrade.receivers import Encoding, ExportResult, InvalidRequest, Overloaded, Signal
-from otelgrade.spans import LogEvent, Span
+from otelgrade.spans import LogEvent, ReceivedSpan
 from otelgrade.spool import Record, Spool
 
 log = logging.getLogger(__name__)
@@ -159,7 +159,7 @@ def _share(decoded: DecodedTraces | DecodedLogs, nbytes: int) -> float:
     return nbytes / max(1, count)
 
 
-def _items(decoded: DecodedTraces | DecodedLogs) -> list[Span] | list[LogEvent]:
+def _items(decoded: DecodedTraces | DecodedLogs) -> list[ReceivedSpan] | list[LogEvent]:
     return decoded.spans if isinstance(decoded, DecodedTraces) else decoded.events
 
 

@@ -20,7 +20,7 @@ from otelgrade.decode import DecodeError, decode_logs, decode_traces, sniff_sign
 from otelgrade.errors import InputError
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialect import Dialect
-from otelgrade.spans import LogEvent, Span
+from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Trajectory
 
 _SUFFIXES = (".pb", ".json", ".jsonl")
@@ -35,11 +35,11 @@ _REQUEST_KEYS = {"resourceSpans": "traces", "resource_spans": "traces", "resourc
 
 class _Collected:
     def __init__(self) -> None:
-        self.spans: dict[str, list[Span]] = {}
+        self.spans: dict[str, list[AnySpan]] = {}
         self.logs: dict[str, list[LogEvent]] = {}
         self.trajectories: list[Trajectory] = []
 
-    def add_spans(self, spans: list[Span]) -> None:
+    def add_spans(self, spans: Sequence[AnySpan]) -> None:
         for span in spans:
             self.spans.setdefault(span.trace_id, []).append(span)
 
@@ -62,7 +62,7 @@ def read_inputs(paths: Sequence[str | Path], dialects: Sequence[Dialect] = ()) -
         yield from rebuild(spans, collected.logs.get(trace_id, ()), dialects)
 
 
-def read_spans(paths: Sequence[str | Path]) -> dict[str, tuple[list[Span], list[LogEvent]]]:
+def read_spans(paths: Sequence[str | Path]) -> dict[str, tuple[list[AnySpan], list[LogEvent]]]:
     """The spans and GenAI log events in the files, by trace id (trajectory JSON has none)."""
     collected = _collect(paths)
     return {trace_id: (spans, collected.logs.get(trace_id, [])) for trace_id, spans in collected.spans.items()}

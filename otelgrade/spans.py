@@ -1,13 +1,18 @@
-"""The small records that travel from decode through assembly: spans and GenAI log events.
+"""The small records that travel from decode through assembly: spans and GenAI log events, and how OTLP's
+attribute values read as Python values.
 
-These are plain slotted dataclasses, not pydantic models: thousands are built per second on
-the receive path and most are only held until their run completes.
+Decode keeps a span as received (`ReceivedSpan`: its ids, and the rest as protobuf bytes): assembly needs only
+the ids, and most spans are only held until their run completes. The rebuild reads each one in full (`read`).
 """
 
 from __future__ import annotations
 
+import base64
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as _SpanMessage
 
 # OTLP Status.code values.
 STATUS_UNSET, STATUS_OK, STATUS_ERROR = 0, 1, 2
@@ -25,7 +30,7 @@ class Event:
 
 @dataclass(slots=True)
 class Span:
-    """One received span. Ids are lowercase hex; `resource` is shared by every span of a batch."""
+    """One span, every field read. Ids are lowercase hex; `resource` is shared by every span of a batch."""
 
     trace_id: str
     span_id: str
@@ -42,6 +47,47 @@ class Span:
     scope: str = ""
     scope_version: str = ""
 
+    def read(self) -> Span:
+        return self
+
+
+@dataclass(slots=True)
+class ReceivedSpan:
+    """A span as it arrived: the ids assembly needs, and the rest still as the protobuf bytes of an OTLP `Span`,
+    read only when its run is rebuilt (holding bytes costs a fraction of the Python objects they become)."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    message: bytes
+    resource: dict[str, Any]
+    scope: str = ""
+    scope_version: str = ""
+
+    def read(self) -> Span:
+        """The span with every field."""
+        m = _SpanMessage.FromString(self.message)
+        return Span(
+            self.trace_id,
+            self.span_id,
+            self.parent_id,
+            m.name,
+            m.kind,
+            m.start_time_unix_nano,
+            m.end_time_unix_nano,
+            m.status.code,
+            m.status.message,
+            attributes(m.attributes),
+            [Event(e.name, e.time_unix_nano, attributes(e.attributes)) for e in m.events],
+            self.resource,
+            self.scope,
+            self.scope_version,
+        )
+
+
+AnySpan = Span | ReceivedSpan
+"""What assembly holds and the rebuild takes: read spans, or spans as received."""
+
 
 @dataclass(slots=True)
 class LogEvent:
@@ -51,3 +97,35 @@ class LogEvent:
     span_id: str
     event: Event
     resource: dict[str, Any] = field(default_factory=dict)
+
+
+# --- OTLP values --------------------------------------------------------------------------
+
+
+def any_value(value: Any) -> Any:
+    """An OTLP AnyValue as a plain Python value (kvlists become dicts, bytes base64 text)."""
+    kind = value.WhichOneof("value")
+    if kind == "string_value":
+        return value.string_value
+    return _CONVERT[kind](value) if kind else None
+
+
+def attributes(key_values: Any) -> dict[str, Any]:
+    """OTLP KeyValues as a dict."""
+    out = {}
+    for kv in key_values:
+        value = kv.value
+        kind = value.WhichOneof("value")
+        # Most attribute values are strings: read them without a function call.
+        out[kv.key] = value.string_value if kind == "string_value" else _CONVERT[kind](value) if kind else None
+    return out
+
+
+_CONVERT: dict[str, Callable[[Any], Any]] = {
+    "int_value": lambda v: v.int_value,
+    "bool_value": lambda v: v.bool_value,
+    "double_value": lambda v: v.double_value,
+    "array_value": lambda v: [any_value(item) for item in v.array_value.values],
+    "kvlist_value": lambda v: attributes(v.kvlist_value.values),
+    "bytes_value": lambda v: base64.b64encode(v.bytes_value).decode(),
+}

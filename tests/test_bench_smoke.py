@@ -17,7 +17,7 @@ def test_loadgen_sends_agent_runs_children_first_root_last() -> None:
     by_trace: dict[str, list] = defaultdict(list)
     for body in bodies:
         for span in decode_traces(body).spans:
-            by_trace[span.trace_id].append(span)
+            by_trace[span.trace_id].append(span.read())
     assert len(by_trace) == 7
     for spans in by_trace.values():
         root = spans[-1]

@@ -76,7 +76,7 @@ def captured(source: str, scenario: str) -> tuple[tuple[dict[str, Any], Trajecto
 def raw_spans(source: str, scenario: str) -> dict[str, Span]:
     folder = FIXTURES / source / scenario
     bodies = [p.read_bytes() for p in sorted(folder.glob("*.pb")) if not p.name.endswith(".logs.pb")]
-    return {s.span_id: s for body in bodies for s in decode_traces(body).spans}
+    return {s.span_id: s.read() for body in bodies for s in decode_traces(body).spans}
 
 
 def raw_usage(span: Span) -> tuple[int, int] | None:

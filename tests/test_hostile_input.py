@@ -165,7 +165,7 @@ def test_lone_surrogates_and_invalid_utf8_in_json_are_repaired(receivers: InProc
     status, answer = post_json(receivers, body)
     assert status == 200
     assert "repaired" in answer["partialSuccess"]["errorMessage"]
-    held = {s.span_id: s for s in receivers.held()[TRACE.hex()].spans}
+    held = {s.span_id: s.read() for s in receivers.held()[TRACE.hex()].spans}
     assert held[sid(1).hex()].name == "agent\ufffd"
     assert held[sid(2).hex()].attributes == {"k\ufffd": "v\ufffd"}
     assert held[sid(3).hex()].name == "tool\ufffd"
@@ -182,7 +182,7 @@ def test_a_wrong_typed_json_span_costs_only_itself(receivers: InProcessReceivers
     partial = answer["partialSuccess"]
     assert int(partial["rejectedSpans"]) == 4
     assert "malformed: 4" in partial["errorMessage"] and "name" in partial["errorMessage"]
-    assert sorted(s.name for s in receivers.held()[TRACE.hex()].spans) == ["agent", "llm", "tool"]
+    assert sorted(s.read().name for s in receivers.held()[TRACE.hex()].spans) == ["agent", "llm", "tool"]
     assert receivers.metric("otelgrade_spans_rejected_total", {"reason": "malformed"}) == 4
 
 
@@ -243,7 +243,7 @@ def test_grpc_a_span_nested_too_deeply_or_corrupt_costs_only_itself(
     )
     assert response.partial_success.rejected_spans == 2
     assert "could not be decoded" in response.partial_success.error_message
-    assert sorted(s.name for s in receivers.held()[TRACE.hex()].spans) == ["agent", "llm", "tool"]
+    assert sorted(s.read().name for s in receivers.held()[TRACE.hex()].spans) == ["agent", "llm", "tool"]
     assert receivers.metric("otelgrade_spans_rejected_total", {"reason": "malformed"}) == 2
 
 
@@ -254,7 +254,7 @@ def test_grpc_lone_surrogates_encoded_in_protobuf_strings_are_repaired(
     body = traces_request([span_pb(sid(1), name="agentQQQ", keyQQQ="valueQQQ")], service="svcQQQ")
     response = raw_export(channel, body.replace(b"QQQ", surrogate))
     assert response.partial_success.rejected_spans == 0
-    [span] = receivers.held()[TRACE.hex()].spans
+    span = receivers.held()[TRACE.hex()].spans[0].read()
     assert span.name == "agent\ufffd\ufffd\ufffd"
     assert span.attributes == {"key\ufffd\ufffd\ufffd": "value\ufffd\ufffd\ufffd"}
     assert span.resource == {"service.name": "svc\ufffd\ufffd\ufffd"}

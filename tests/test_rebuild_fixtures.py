@@ -34,7 +34,7 @@ def load_folder(folder: Path) -> tuple[list[Span], list[LogEvent]]:
         if path.name.endswith(".logs.pb"):
             logs.extend(decode_logs(path.read_bytes()).events)
         else:
-            spans.extend(decode_traces(path.read_bytes()).spans)
+            spans.extend(s.read() for s in decode_traces(path.read_bytes()).spans)
     return spans, logs
 
 

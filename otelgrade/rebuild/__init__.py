@@ -12,19 +12,22 @@ from collections.abc import Sequence
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import DIALECTS, classify
 from otelgrade.rebuild.runs import rebuild_trace
-from otelgrade.spans import LogEvent, Span
+from otelgrade.spans import AnySpan, LogEvent, Span
 from otelgrade.trajectory import Trajectory
 
 __all__ = ["DIALECTS", "classify", "rebuild"]
 
 
-def rebuild(spans: Sequence[Span], logs: Sequence[LogEvent] = (), dialects: Sequence[Dialect] = ()) -> list[Trajectory]:
+def rebuild(
+    received: Sequence[AnySpan], logs: Sequence[LogEvent] = (), dialects: Sequence[Dialect] = ()
+) -> list[Trajectory]:
     """All the agent runs in ONE trace (all spans share a trace id). Pure function.
 
     `logs` are GenAI events that arrived as OTLP log records; each is read as an event of the
     span it names. `dialects` are the config's mappings (`rebuild.mapping.mapped_dialects`), asked
     first. Spans of other trace ids, if any, are rebuilt as their own traces.
     """
+    spans = [span.read() for span in received]
     if not spans:
         return []
     trace_id = spans[0].trace_id

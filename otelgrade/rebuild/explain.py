@@ -11,7 +11,7 @@ from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.runs import Notes, rebuild_trace
 from otelgrade.rebuild.tree import Tree
-from otelgrade.spans import LogEvent, Span
+from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Trajectory
 
 
@@ -28,9 +28,10 @@ class Reading:
 
 
 def explain_trace(
-    spans: Sequence[Span], logs: Sequence[LogEvent] = (), dialects: Sequence[Dialect] = ()
+    received: Sequence[AnySpan], logs: Sequence[LogEvent] = (), dialects: Sequence[Dialect] = ()
 ) -> tuple[list[Trajectory], list[Reading]]:
     """The trace's runs, and a reading of every span in tree order (depth = nesting)."""
+    spans = [span.read() for span in received]
     notes: Notes = {}
     runs = rebuild_trace(spans, logs, notes, dialects)
     tree = Tree(spans, logs)
