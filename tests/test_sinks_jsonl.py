@@ -195,3 +195,29 @@ def test_a_configured_jsonl_sink_builds_and_writes(tmp_path: Path) -> None:
     sink.close()
     assert read_lines(path) == [grade(0).to_dict()]
     assert os.path.getsize(path) < 1000
+
+
+def test_after_a_crash_grades_the_file_holds_are_not_written_again(tmp_path: Path) -> None:
+    path = tmp_path / "grades.jsonl"
+    before = JsonlSink(path, Metrics(), max_bytes=400, backups=2)  # small files: the grades span the backups
+    before.write([grade(i) for i in range(6)])
+    before.close()  # as if the process died before the spool marked these runs graded
+    after = JsonlSink(path, Metrics(), max_bytes=400, backups=2)
+    replayed = {grade(i).trace_id for i in (4, 5, 6)}  # the spool holds 4 and 5 again, and 6 never graded
+    assert after.skip_held(replayed) == 2
+    after.write([grade(4), grade(5, "fail"), grade(6)])  # graded again after the replay
+    after.write([grade(4)])  # a later grade with the same identity is written: only one was held
+    after.close()
+    lines = [line for p in sorted(tmp_path.glob("grades.jsonl*")) for line in read_lines(p)]
+    counts = {t: sum(1 for line in lines if line["trace_id"] == t) for t in replayed}
+    assert counts == {grade(4).trace_id: 2, grade(5).trace_id: 1, grade(6).trace_id: 1}
+
+
+def test_a_line_cut_short_by_a_crash_is_removed_before_appending(tmp_path: Path) -> None:
+    path = tmp_path / "grades.jsonl"
+    whole = json.dumps(grade(0).to_dict()) + "\n"
+    path.write_text(whole + '{"trace_id":"0000', encoding="utf-8")  # killed in the middle of a line
+    sink = JsonlSink(path, Metrics())
+    sink.write([grade(1)])
+    sink.close()
+    assert [line["trace_id"] for line in read_lines(path)] == [grade(0).trace_id, grade(1).trace_id]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import ValidationError
 
@@ -30,6 +30,16 @@ class Sink(Protocol):
     def flush(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class RecallingSink(Sink, Protocol):
+    """A sink that can tell which grades it already holds (a file it can read back)."""
+
+    def skip_held(self, trace_ids: Collection[str]) -> int:
+        """Before a spool replay grades these traces again: do not write again the grades of theirs this sink
+        already holds (written just before a crash, their runs not yet marked graded). How many it holds."""
+        ...
 
 
 class SinkSettings(Strict):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import Field
 
@@ -18,6 +19,9 @@ from otelgrade.sinks import Sink, SinkSettings, sink_type
 from otelgrade.sinks._burst import ErrorBurst
 
 FLUSH_INTERVAL = 0.5  # seconds between background flushes; a crash loses at most this much (< 1 s)
+# The fields that tell one grade from another (a re-graded run's revisions and a call grader's calls included).
+IDENTITY = ("trace_id", "span_id", "suite", "grader", "call_span_id", "revision")
+_TRACE_ID = re.compile(rb'"trace_id":"([0-9a-f]{32})"')
 
 
 def encode_lines(grades: Sequence[Grade]) -> bytes:
@@ -65,6 +69,7 @@ class JsonlSink:
         self._size = 0
         self._dirty = False
         self._pending = 0  # grades written since the last successful flush
+        self._held: set[tuple[Any, ...]] = set()  # grades the files hold already, not to write again (spool replay)
         self._closed = threading.Event()
         self._flusher = threading.Thread(
             target=self._flush_every, args=(flush_interval,), name="otelgrade-jsonl-flush", daemon=True
@@ -74,6 +79,8 @@ class JsonlSink:
     # --- Sink protocol
 
     def write(self, grades: Sequence[Grade]) -> None:
+        if self._held:
+            grades = self._not_held(grades)
         if not grades:
             return
         try:
@@ -121,10 +128,38 @@ class JsonlSink:
         if threading.current_thread() is not self._flusher:
             self._flusher.join(timeout=2)
 
+    def skip_held(self, trace_ids: Collection[str]) -> int:
+        """Read back the file and its backups for grades of `trace_ids`; those are not written again."""
+        wanted = set(trace_ids)
+        held: set[tuple[Any, ...]] = set()
+        for path in [self.path, *(self._backup(i) for i in range(1, self.backups + 1))]:
+            with contextlib.suppress(OSError), path.open("rb") as lines:
+                for line in lines:
+                    found = _TRACE_ID.search(line)
+                    if found is None or found.group(1).decode() not in wanted:
+                        continue
+                    with contextlib.suppress(ValueError):
+                        held.add(_identity(json.loads(line)))
+        with self._lock:
+            self._held |= held
+        return len(held)
+
+    def _not_held(self, grades: Sequence[Grade]) -> list[Grade]:
+        with self._lock:
+            out = []
+            for grade in grades:
+                identity = _identity(grade.to_dict())
+                if identity in self._held:
+                    self._held.discard(identity)
+                else:
+                    out.append(grade)
+            return out
+
     # --- internals (called with the lock held)
 
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _cut_partial_line(self.path)
         self._file = open(self.path, "ab")  # noqa: SIM115 - held open across writes
         self._size = self._file.tell()
 
@@ -169,3 +204,23 @@ class JsonlSink:
     def _flush_every(self, interval: float) -> None:
         while not self._closed.wait(interval):
             self.flush()
+
+
+def _cut_partial_line(path: Path) -> None:
+    """Remove what a killed process left of a line it was writing: appended to, it would run into the next one."""
+    with contextlib.suppress(FileNotFoundError), path.open("rb+") as file:
+        end = file.seek(0, os.SEEK_END)
+        if not end:
+            return
+        file.seek(max(0, end - 65536))
+        tail = file.read()
+        if tail.endswith(b"\n"):
+            return
+        cut = tail.rfind(b"\n")
+        if cut < 0 and end > len(tail):
+            return  # one line longer than the tail read: leave the file as it is
+        file.truncate(end - len(tail) + cut + 1)
+
+
+def _identity(grade: Mapping[str, Any]) -> tuple[Any, ...]:
+    return tuple(grade.get(key) for key in IDENTITY)
