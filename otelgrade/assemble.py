@@ -9,7 +9,9 @@ A trace is complete once its root span (no parent) has arrived and nothing has a
 a new trace closes the oldest one early (reason `evicted`; it is still graded, so nothing is lost
 silently and ingest is never refused), and items beyond `max_spans_per_trace` are dropped and
 counted. Items for a trace that already closed are counted as late, not graded again; a bounded
-cache remembers recently closed trace ids (a spool restores it after a restart). Deadlines live in
+cache remembers recently closed trace ids (a spool restores it after a restart). With `keep_closed` (a
+suite re-grades runs), the last `regrade_traces` closed traces keep their items: late items for one of
+them open it again, and it closes as its next revision, holding every item. Deadlines live in
 one heap with lazy deletion. Each item counts the bytes it came in (its share of its request's body),
 so the server can bound memory in bytes.
 """
@@ -24,7 +26,7 @@ from typing import Literal
 
 from otelgrade.metrics import Metrics
 from otelgrade.settings import AssemblySettings
-from otelgrade.spans import LogEvent, Span
+from otelgrade.spans import AnySpan, LogEvent
 
 Reason = Literal["complete", "idle", "max_duration", "evicted", "shutdown"]
 
@@ -32,11 +34,12 @@ Reason = Literal["complete", "idle", "max_duration", "evicted", "shutdown"]
 @dataclass(slots=True)
 class CompletedTrace:
     trace_id: str
-    spans: list[Span]
+    spans: list[AnySpan]
     logs: list[LogEvent]
     reason: Reason
     last_seen: float  # when the trace's last item arrived, on the assembler's clock
     nbytes: float = 0.0  # bytes received for its items
+    revision: int = 1  # 2 and up: closed again after late items arrived
 
 
 @dataclass(slots=True)
@@ -52,22 +55,27 @@ class AddResult:
 class _Trace:
     first_seen: float
     last_seen: float
-    spans: list[Span] = field(default_factory=list)
+    spans: list[AnySpan] = field(default_factory=list)
     logs: list[LogEvent] = field(default_factory=list)
     span_ids: set[str] = field(default_factory=set)
     size: int = 0  # spans + log events held
     nbytes: float = 0.0  # bytes received for them
     has_root: bool = False
     scheduled: float = 0.0  # the deadline of this trace's live heap entry
+    revision: int = 1
 
 
 class Assembler:
-    def __init__(self, settings: AssemblySettings | None = None, metrics: Metrics | None = None) -> None:
+    def __init__(
+        self, settings: AssemblySettings | None = None, metrics: Metrics | None = None, keep_closed: bool = False
+    ) -> None:
         self.settings = settings or AssemblySettings()
         self.metrics = metrics or Metrics()
+        self.keep_closed = keep_closed  # the server sets it when a suite re-grades runs on late spans
         self._traces: dict[str, _Trace] = {}  # insertion order = age, oldest first
         self._heap: list[tuple[float, str]] = []
         self._closed: OrderedDict[str, None] = OrderedDict()  # decision cache
+        self._kept: OrderedDict[str, CompletedTrace] = OrderedDict()  # closed traces that late items reopen
         self._evicted: list[CompletedTrace] = []
         self._spans_held = 0
         self._bytes_held = 0.0
@@ -89,6 +97,13 @@ class Assembler:
         """Bytes received for the items held (each item's share of its request's body)."""
         return self._bytes_held
 
+    def next_deadline(self) -> float | None:
+        """When `poll` may next have a trace to close (possibly earlier: the heap deletes lazily); None when
+        nothing is held."""
+        if self._evicted:
+            return float("-inf")
+        return self._heap[0][0] if self._heap else None
+
     def decided(self, trace_id: str) -> bool:
         """Whether the trace has closed recently (its items arriving now would be late)."""
         return trace_id in self._closed
@@ -101,9 +116,14 @@ class Assembler:
         while len(self._closed) > self.settings.decision_cache_size:
             self._closed.popitem(last=False)
 
-    def reconfigure(self, settings: AssemblySettings) -> None:
-        """Apply new limits and timeouts to held traces too (the deadline heap is rebuilt)."""
+    def reconfigure(self, settings: AssemblySettings, keep_closed: bool | None = None) -> None:
+        """Apply new limits and timeouts to held traces too (the deadline heap is rebuilt); `keep_closed`, when
+        given, turns keeping closed traces for late items on or off."""
         self.settings = settings
+        if keep_closed is not None:
+            self.keep_closed = keep_closed
+        while len(self._kept) > (settings.regrade_traces if self.keep_closed else 0):
+            self._kept.popitem(last=False)
         self._heap = []
         for trace_id, trace in self._traces.items():
             trace.scheduled = self._deadline(trace)
@@ -114,7 +134,7 @@ class Assembler:
 
     # --- intake ------------------------------------------------------------------------------
 
-    def add_spans(self, spans: Iterable[Span], now: float, item_bytes: float = 0.0) -> AddResult:
+    def add_spans(self, spans: Iterable[AnySpan], now: float, item_bytes: float = 0.0) -> AddResult:
         """Hold spans; `item_bytes` is what each one counts toward `bytes_in_flight`."""
         result = AddResult()
         rejected = result.rejected
@@ -189,16 +209,30 @@ class Assembler:
         trace = self._traces.get(trace_id)
         if trace is not None:
             return trace
-        if trace_id in self._closed:
+        kept = self._kept.pop(trace_id, None)
+        if kept is None and trace_id in self._closed:
             return None
         while len(self._traces) >= self.settings.max_traces:
             oldest = next(iter(self._traces))
             self._evicted.append(self._close(oldest, "evicted"))
         trace = _Trace(first_seen=now, last_seen=now)
+        if kept is not None:
+            self._reopen(trace, kept)
         self._traces[trace_id] = trace
         trace.scheduled = self._deadline(trace)
         heapq.heappush(self._heap, (trace.scheduled, trace_id))
         return trace
+
+    def _reopen(self, trace: _Trace, kept: CompletedTrace) -> None:
+        """Hold a closed trace's items again, as its next revision (copies: the grading thread may be reading the
+        closed revision's lists)."""
+        trace.spans, trace.logs, trace.revision = list(kept.spans), list(kept.logs), kept.revision + 1
+        trace.span_ids = {span.span_id for span in kept.spans}
+        trace.has_root = any(span.parent_id is None for span in kept.spans)
+        trace.size = len(kept.spans) + len(kept.logs)
+        trace.nbytes = kept.nbytes
+        self._spans_held += trace.size
+        self._bytes_held += kept.nbytes
 
     def _touch(self, touched: dict[str, _Trace], now: float) -> None:
         """Record activity once per trace per batch. Later activity only moves a deadline later, which
@@ -261,7 +295,13 @@ class Assembler:
         if len(self._closed) > self.settings.decision_cache_size:
             self._closed.popitem(last=False)
         self.metrics.traces_completed.labels(reason).inc()
-        return CompletedTrace(trace_id, trace.spans, trace.logs, reason, trace.last_seen, trace.nbytes)
+        t = trace
+        closed = CompletedTrace(trace_id, t.spans, t.logs, reason, t.last_seen, t.nbytes, t.revision)
+        if self.keep_closed and self.settings.regrade_traces:
+            self._kept[trace_id] = closed
+            while len(self._kept) > self.settings.regrade_traces:
+                self._kept.popitem(last=False)
+        return closed
 
     def _update_gauges(self) -> None:
         self.metrics.traces_in_flight.set(len(self._traces))

@@ -32,6 +32,7 @@ from otelgrade.settings import (
     MetricsSettings,
     RebuildSettings,
     ReceiverSettings,
+    SampleRates,
     ServerSettings,
     UiSettings,
 )
@@ -48,6 +49,7 @@ class Suite:
     name: str
     match: dict[str, Any] = field(default_factory=dict)
     graders: list[GraderSpec] = field(default_factory=list)
+    regrade: bool = False  # grade a run again when late spans reach it (within `assembly.regrade_traces`)
 
 
 @dataclass
@@ -213,9 +215,13 @@ def _check_match_key(key: str, where: str) -> None:
 def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
     if not isinstance(raw, Mapping):
         raise ConfigError("a suite must be a mapping with `name`, `match` and `graders`", where)
-    extra = set(raw) - {"name", "match", "graders"}
+    extra = set(raw) - {"name", "match", "graders", "sample", "regrade"}
     if extra:
-        raise ConfigError(f"unknown suite key(s) {sorted(extra)}; a suite has name, match, graders", where)
+        raise ConfigError(
+            f"unknown suite key(s) {sorted(extra)}; a suite has name, match, graders, sample, regrade", where
+        )
+    if not isinstance(raw.get("regrade", False), bool):
+        raise ConfigError("`regrade` is true or false: grade a run again when late spans reach it", f"{where}.regrade")
     if not isinstance(raw.get("name"), str) or not raw["name"]:
         raise ConfigError("every suite needs a `name` (it labels the metrics)", f"{where}.name")
     match = raw.get("match") or {}
@@ -250,4 +256,17 @@ def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
         raise ConfigError(
             f"grader name {name!r} is used twice in this suite; give each a distinct `name`", f"{where}.graders"
         )
-    return Suite(name=raw["name"], match=dict(match), graders=specs)
+    sample = _suite_sample(raw.get("sample"), f"{where}.sample")
+    for spec in specs:
+        spec.sample = sample
+    return Suite(name=raw["name"], match=dict(match), graders=specs, regrade=raw.get("regrade", False))
+
+
+def _suite_sample(raw: Any, where: str) -> SampleRates | None:
+    """A suite's `sample`: the share of runs its judges grade, overall or per environment."""
+    if raw is None:
+        return None
+    try:
+        return SampleRates.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError.from_validation(exc).at(where) from None

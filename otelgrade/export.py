@@ -1,5 +1,6 @@
 """Export grades: count them in the metrics, once per series per batch (failures carry a trace id as an
-exemplar), and write them to the configured sinks."""
+exemplar), and write them to the configured sinks. A run's later revisions (re-graded on late spans) go to the
+sinks but are not counted again: `otelgrade_regrades_total` counts them."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from otelgrade.metrics import Metrics
-from otelgrade.results import Grade
+from otelgrade.results import OUTCOMES, Grade
 from otelgrade.sinks import Sink
 
 log = logging.getLogger(__name__)
+
+Series = tuple[str, str, str, str]  # suite, grader, outcome, environment: the labels of otelgrade_grades_total
 
 
 class Exporter:
@@ -22,27 +25,30 @@ class Exporter:
         self.metrics = metrics
         self.sinks = list(sinks)
         self._lock = threading.Lock()
-        self._counters: dict[tuple[str, str, str], Any] = {}  # label children, looked up once per series
+        self._counters: dict[Series, Any] = {}  # label children, looked up once per series
 
     def __call__(self, grades: Sequence[Grade]) -> None:
         if not grades:
             return
         m = self.metrics
-        counts: dict[tuple[str, str, str], int] = {}
-        failed: dict[tuple[str, str, str], str] = {}  # the trace id of a failure, the series' exemplar
+        counts: dict[Series, int] = {}
+        failed: dict[Series, str] = {}  # the trace id of a failure, the series' exemplar
         for g in grades:
-            key: tuple[str, str, str] = (g.suite, g.grader, g.outcome)
+            if g.revision > 1:
+                continue
+            environment = m.environment(g.environment)
+            key: Series = (g.suite, g.grader, g.outcome, environment)
             counts[key] = counts.get(key, 0) + 1
             if g.outcome == "fail":
                 failed[key] = g.trace_id
             if g.score is not None and g.outcome in ("pass", "fail"):
-                m.grade_score.labels(g.suite, g.grader).observe(min(1.0, max(0.0, g.score)))
+                m.grade_score.labels(g.suite, g.grader, environment).observe(min(1.0, max(0.0, g.score)))
             if g.metadata.get("exception"):
                 m.grader_errors.labels(g.suite, g.grader).inc()
         for key, count in counts.items():
             counter = self._counters.get(key)
             if counter is None:
-                counter = self._counters[key] = m.grades.labels(*key)
+                counter = self._start(key)
             if key in failed:
                 counter.inc(count, exemplar={"trace_id": failed[key]})
             else:
@@ -53,6 +59,16 @@ class Exporter:
                     sink.write(grades)
                 except Exception:  # a sink's failures are counted by the sink; they never stop grading
                     log.exception("sink %s failed", type(sink).__name__)
+
+    def _start(self, key: Series) -> Any:
+        """The series' counter, its grader's other outcomes in this environment started at zero with it, so that
+        `rate()` counts their first increase (the first failure after passes)."""
+        suite, grader, _, environment = key
+        for other in OUTCOMES:
+            self._counters[(suite, grader, other, environment)] = self.metrics.grades.labels(
+                suite, grader, other, environment
+            )
+        return self._counters[key]
 
     def flush(self) -> None:
         for sink in self.sinks:

@@ -1,27 +1,31 @@
 """Grade runs: route each rebuilt run to its suites, call every grader, and hand the grades to export.
 
 One loop serves the live server and the offline CLI. A judge's grade arrives later as a future: live, it is
-exported when it resolves; offline, `grade_and_wait` also awaits it. Nothing else differs.
+exported when it resolves; offline, `grade_and_wait` also awaits it. Nothing else differs. A grader with a call
+scope (`scope: tool_call` / `llm_call`) gives one grade per matching call, each with the call's span id.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from otelgrade.graders import Grader, GraderSpec, grade_safely
+from otelgrade.graders import GraderSpec
 from otelgrade.graders.base import is_judge
+from otelgrade.graders.scope import Scoped
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.metrics import Metrics
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialect import Dialect
-from otelgrade.results import OUTCOMES, Grade, GradeResult
+from otelgrade.results import OUTCOMES, Grade, GradeResult, Outcome
 from otelgrade.route import Predicate, match_filter
-from otelgrade.spans import LogEvent, Span
+from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Trajectory
 
 Export = Callable[[Sequence[Grade]], None]
@@ -30,7 +34,7 @@ Export = Callable[[Sequence[Grade]], None]
 @dataclass(frozen=True)
 class SuiteGrader:
     spec: GraderSpec
-    grade: Grader
+    grade: Scoped
 
 
 @dataclass(frozen=True)
@@ -40,12 +44,19 @@ class Suite:
     name: str
     accepts: Predicate
     graders: tuple[SuiteGrader, ...]
+    regrade: bool = False  # grade its runs again when late spans reach them
 
     @classmethod
     def build(
-        cls, name: str, match: Mapping[str, Any], specs: Iterable[GraderSpec], judges: JudgeClient = DISABLED
+        cls,
+        name: str,
+        match: Mapping[str, Any],
+        specs: Iterable[GraderSpec],
+        judges: JudgeClient = DISABLED,
+        regrade: bool = False,
     ) -> Suite:
-        return cls(name, match_filter(match), tuple(SuiteGrader(spec, spec.build(judges)) for spec in specs))
+        graders = tuple(SuiteGrader(spec, spec.scoped(judges)) for spec in specs)
+        return cls(name, match_filter(match), graders, regrade)
 
 
 class Grading:
@@ -60,6 +71,7 @@ class Grading:
         wall: Callable[[], float] = time.time,
         on_run: Callable[[Trajectory], None] | None = None,
         dialects: Sequence[Dialect] = (),
+        remember: int = 10_000,
     ) -> None:
         self.export = export
         self.on_run = on_run  # sees every run that some suite grades, before its grades are exported
@@ -67,52 +79,73 @@ class Grading:
         self.clock, self.wall = clock, wall
         self.suites: tuple[Suite, ...] = ()
         self.dialects: tuple[Dialect, ...] = ()  # the config's span mappings, asked before the built-in conventions
+        self.remember = remember  # traces whose re-graded suites' outcomes are kept, to count what a re-grade changed
+        self._outcomes: OrderedDict[str, dict[GradeKey, tuple[Outcome, int]]] = OrderedDict()
+        self._outcomes_lock = threading.Lock()
         self.install(suites, dialects)
 
     def install(self, suites: Sequence[Suite], dialects: Sequence[Dialect] | None = None) -> None:
         """Use these suites (and span mappings; None keeps the current ones) from now on, swapped together on a
-        reload. The suites' series start at zero (`rate()` needs a sample before the first grade)."""
+        reload. The suites' series start at zero (`rate()` needs a sample before the first grade), in the
+        environment `unknown` (new environments' series are started by the exporter)."""
+        m = self.metrics
+        unset = m.environment(None)
         for suite in suites:
-            self.metrics.runs_graded.labels(suite.name)
+            m.runs_graded.labels(suite.name, unset)
             for g in suite.graders:
                 for outcome in OUTCOMES:
-                    self.metrics.grades.labels(suite.name, g.spec.name, outcome)
+                    m.grades.labels(suite.name, g.spec.name, outcome, unset)
+                if is_judge(g.grade.grader):
+                    m.runs_eligible.labels(suite.name, g.spec.name, unset)
         self.suites = tuple(suites)
         if dialects is not None:
             self.dialects = tuple(dialects)
 
     def judge_graders(self) -> list[str]:
         """Names of the configured graders that are judges."""
-        return [g.spec.name for s in self.suites for g in s.graders if is_judge(g.grade)]
+        return [g.spec.name for s in self.suites for g in s.graders if is_judge(g.grade.grader)]
 
     def route(self, trajectory: Trajectory) -> list[Suite]:
         return [suite for suite in self.suites if suite.accepts(trajectory)]
 
-    def grade(self, trajectory: Trajectory) -> tuple[list[Grade], list[Future[Grade]]]:
-        """Every grader of every suite the run matches. Grades that are ready are exported now; the others
-        (judges) are exported when their future resolves, and returned for whoever wants to wait."""
+    def grade(self, trajectory: Trajectory, again: bool = False) -> tuple[list[Grade], list[Future[Grade]]]:
+        """Every grader of every suite the run matches (`again`: a re-grade after late spans, only the suites that
+        re-grade, the run not counted again). Grades that are ready are exported now; the others (judges) are
+        exported when their future resolves, and returned for whoever wants to wait."""
         m = self.metrics
-        m.runs.labels(*m.run_labels(trajectory.service_name, trajectory.agent_name)).inc()
+        if not again:
+            m.runs.labels(*m.run_labels(trajectory.service_name, trajectory.agent_name)).inc()
         ready: list[Grade] = []
         pending: list[Future[Grade]] = []
-        suites = self.route(trajectory)
+        suites = [suite for suite in self.route(trajectory) if suite.regrade or not again]
         if suites and self.on_run is not None:
             self.on_run(trajectory)
+        environment = m.environment(trajectory.environment)
         for suite in suites:
-            m.runs_graded.labels(suite.name).inc()
+            if not again:
+                m.runs_graded.labels(suite.name, environment).inc()
             for g in suite.graders:
-                verdict = grade_safely(g.grade, trajectory)
-                if isinstance(verdict, GradeResult):
-                    ready.append(self._record(suite.name, g.spec, trajectory, verdict))
-                else:
-                    pending.append(self._later(suite.name, g.spec, trajectory, verdict))
+                if is_judge(g.grade.grader) and not again:  # sampled: every routed run counts, judged or not
+                    m.runs_eligible.labels(suite.name, g.spec.name, environment).inc()
+                for call_span_id, verdict in g.grade.verdicts(trajectory):  # one verdict per run, or per call
+                    if isinstance(verdict, GradeResult):
+                        ready.append(self._record(suite, g.spec, trajectory, verdict, call_span_id))
+                    else:
+                        pending.append(self._later(suite, g.spec, trajectory, verdict, call_span_id))
         self.export(ready)
         return ready, pending
 
-    def grade_trace(self, spans: Sequence[Span], logs: Sequence[LogEvent] = (), last_seen: float | None = None) -> None:
-        """The live path: rebuild a completed trace and grade every run in it."""
+    def grade_trace(
+        self,
+        spans: Sequence[AnySpan],
+        logs: Sequence[LogEvent] = (),
+        last_seen: float | None = None,
+        revision: int = 1,
+    ) -> None:
+        """The live path: rebuild a completed trace and grade every run in it (`revision` 2 and up: the trace
+        closed again after late spans arrived)."""
         for trajectory in rebuild(spans, logs, self.dialects):
-            self.grade(trajectory)
+            self.grade(trajectory, again=revision > 1)
         if last_seen is not None:
             self.metrics.grading_delay.observe(max(0.0, self.clock() - last_seen))
 
@@ -122,23 +155,25 @@ class Grading:
         return ready + list(await asyncio.gather(*(asyncio.wrap_future(f) for f in pending)))
 
     def _later(
-        self, suite: str, spec: GraderSpec, trajectory: Trajectory, answer: Future[GradeResult]
+        self, suite: Suite, spec: GraderSpec, trajectory: Trajectory, answer: Future[GradeResult], call_span: str | None
     ) -> Future[Grade]:
         graded: Future[Grade] = Future()
 
         def resolved(done: Future[GradeResult]) -> None:
-            grade = self._record(suite, spec, trajectory, done.result())
+            grade = self._record(suite, spec, trajectory, done.result(), call_span)
             self.export([grade])
             graded.set_result(grade)
 
         answer.add_done_callback(resolved)
         return graded
 
-    def _record(self, suite: str, spec: GraderSpec, trajectory: Trajectory, result: GradeResult) -> Grade:
-        return Grade(
+    def _record(
+        self, suite: Suite, spec: GraderSpec, trajectory: Trajectory, result: GradeResult, call_span: str | None
+    ) -> Grade:
+        grade = Grade(
             trace_id=trajectory.trace_id,
             span_id=trajectory.span_id,
-            suite=suite,
+            suite=suite.name,
             grader=spec.name,
             score=result.score,
             passed=result.passed,
@@ -147,6 +182,41 @@ class Grading:
             grader_type=spec.type,
             agent_name=trajectory.agent_name,
             service_name=trajectory.service_name,
+            environment=trajectory.environment,
+            sample_rate=result.sample_rate,
+            sampled=result.sampled,
             time_unix=self.wall(),
             metadata=dict(result.metadata),
+            scope=spec.scope,
+            call_span_id=call_span,
         )
+        if suite.regrade:
+            self._revise(grade)
+        return grade
+
+    def _revise(self, grade: Grade) -> None:
+        """Number a re-graded suite's grade: the next revision of the same grade of the run, counting what changed
+        (`otelgrade_regrades_total`), or 1 for a grade the run did not have before."""
+        key = (grade.span_id, grade.suite, grade.grader, grade.call_span_id)
+        with self._outcomes_lock:
+            outcomes = self._outcomes.get(grade.trace_id)
+            if outcomes is None:
+                outcomes = self._outcomes[grade.trace_id] = {}
+                while len(self._outcomes) > self.remember:
+                    self._outcomes.popitem(last=False)
+            before = outcomes.get(key)
+            grade.revision = before[1] + 1 if before else 1
+            outcomes[key] = (grade.outcome, grade.revision)
+        if before is not None:
+            self.metrics.regrades.labels(grade.suite, grade.grader, _change(before[0], grade.outcome)).inc()
+
+
+GradeKey = tuple[str, str, str, str | None]  # run span id, suite, grader, call span id
+
+
+def _change(before: Outcome, after: Outcome) -> str:
+    if before == after:
+        return "same"
+    if (before, after) in (("pass", "fail"), ("fail", "pass")):
+        return f"{before}_to_{after}"
+    return "other"

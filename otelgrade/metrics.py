@@ -16,6 +16,8 @@ JUDGE_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 
 OTHER = "other"
+UNKNOWN = "unknown"  # the label value of a traffic-derived label the run does not carry
+ENVIRONMENT_LIMIT = 20  # distinct `environment` label values; later ones are counted as `other`
 
 
 class SeriesCap:
@@ -28,7 +30,7 @@ class SeriesCap:
         self._lock = threading.Lock()
 
     def __call__(self, *values: str | None) -> tuple[str, ...]:
-        series = tuple(value or "unknown" for value in values)
+        series = tuple([value or UNKNOWN for value in values])
         if series in self._seen:
             return series
         with self._lock:
@@ -41,7 +43,12 @@ class SeriesCap:
 
 
 class Metrics:
-    def __init__(self, registry: CollectorRegistry | None = None, label_limit: int = 200) -> None:
+    def __init__(
+        self,
+        registry: CollectorRegistry | None = None,
+        label_limit: int = 200,
+        environment_limit: int = ENVIRONMENT_LIMIT,
+    ) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
         # --- receive and assemble
@@ -84,15 +91,37 @@ class Metrics:
         self.runs = Counter(
             "otelgrade_runs", "Agent runs rebuilt, by service and agent", ["service", "agent"], registry=r
         )
-        self.runs_graded = Counter("otelgrade_runs_graded", "Runs graded, per suite", ["suite"], registry=r)
-        self.grades = Counter("otelgrade_grades", "Grades given", ["suite", "grader", "outcome"], registry=r)
+        # `environment`: the run's deployment.environment.name (else deployment.environment), capped.
+        self.runs_graded = Counter(
+            "otelgrade_runs_graded", "Runs graded, per suite", ["suite", "environment"], registry=r
+        )
+        self.runs_eligible = Counter(
+            "otelgrade_runs_eligible",
+            "Runs routed to a sampled (judge) grader, judged or not: its coverage is graded / eligible",
+            ["suite", "grader", "environment"],
+            registry=r,
+        )
+        self.grades = Counter(
+            "otelgrade_grades", "Grades given", ["suite", "grader", "outcome", "environment"], registry=r
+        )
         self.grade_score = Histogram(
-            "otelgrade_grade_score", "Scores given (0.0-1.0)", ["suite", "grader"], buckets=SCORE_BUCKETS, registry=r
+            "otelgrade_grade_score",
+            "Scores given (0.0-1.0)",
+            ["suite", "grader", "environment"],
+            buckets=SCORE_BUCKETS,
+            registry=r,
         )
         self.grading_delay = Histogram(
             "otelgrade_grading_delay_seconds",
             "From a run's last span received to its code graders done",
             buckets=DELAY_BUCKETS,
+            registry=r,
+        )
+        self.regrades = Counter(
+            "otelgrade_regrades",
+            "Grades given again after late spans reached a graded run, by change: same, pass_to_fail, fail_to_pass, "
+            "other (to or from error/skipped)",
+            ["suite", "grader", "change"],
             registry=r,
         )
         self.grader_errors = Counter(
@@ -124,3 +153,8 @@ class Metrics:
         self.sink_errors = Counter("otelgrade_sink_errors", "Grades a sink failed to write", ["sink"], registry=r)
 
         self.run_labels = SeriesCap(("service", "agent"), label_limit, self.label_overflow)
+        self.environment_label = SeriesCap(("environment",), environment_limit, self.label_overflow)
+
+    def environment(self, environment: str | None) -> str:
+        """The `environment` label value of a run's environment: `unknown` when unset, `other` past the cap."""
+        return self.environment_label(environment)[0]

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 Outcome = Literal["pass", "fail", "error", "skipped"]
 OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "error", "skipped")
+Scope = Literal["run", "tool_call", "llm_call"]
+"""What one grade is about: a whole run, or one of its tool or model calls."""
 
 
 class GradeResult(BaseModel):
@@ -24,6 +26,8 @@ class GradeResult(BaseModel):
     outcome: Outcome
     rationale: str = ""
     metadata: dict[str, Any] = {}
+    sample_rate: float = 1.0  # the share of runs this grader judges (a judge's `sample`); code graders grade all
+    sampled: bool = True  # whether this run was in that share
 
     @classmethod
     def check(cls, passed: bool, rationale: str = "", score: float | None = None, **metadata: Any) -> GradeResult:
@@ -57,7 +61,8 @@ class GradeResult(BaseModel):
 
 @dataclass(slots=True)
 class Grade:
-    """One grader's verdict on one run, with where it came from: the unit sinks write and metrics count."""
+    """One grader's verdict on one run (or one call of it, `scope`), with where it came from: the unit sinks write
+    and metrics count."""
 
     trace_id: str
     span_id: str
@@ -70,8 +75,14 @@ class Grade:
     grader_type: str = ""
     agent_name: str | None = None
     service_name: str | None = None
+    environment: str | None = None  # the run's deployment environment, None when its resource names none
+    sample_rate: float = 1.0  # as in GradeResult: the share of runs the grader judges here, and whether this
+    sampled: bool = True  # run was one of them
     time_unix: float = 0.0
     metadata: dict[str, Any] = field(default_factory=dict)
+    scope: Scope = "run"
+    call_span_id: str | None = None  # the graded call's span (scope tool_call / llm_call); span_id is the run's
+    revision: int = 1  # 2 and up: the run graded again after late spans arrived; supersedes the lower revisions
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

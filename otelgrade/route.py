@@ -28,9 +28,10 @@ FIELDS: dict[str, Callable[[Trajectory], Any]] = {
 }
 
 
-def _value_matcher(expected: Any) -> Callable[[Any], bool]:
+def value_matcher(expected: Any) -> Callable[[Any], bool]:
+    """One `match` value as a test: `^...` a regex, a list any of its values, anything else equality."""
     if isinstance(expected, list):
-        options = [_value_matcher(e) for e in expected]
+        options = [value_matcher(e) for e in expected]
         return lambda v: any(option(v) for option in options)
     if isinstance(expected, str) and expected.startswith("^"):
         return _pattern_matcher(Pattern(expected))
@@ -56,5 +57,5 @@ def _attribute_reader(key: str) -> Callable[[Trajectory], Any]:
 
 def match_filter(match: Mapping[str, Any]) -> Predicate:
     """The predicate of a suite's `match` block: every key must match (an empty block matches every run)."""
-    checks = [(FIELDS.get(key) or _attribute_reader(key), _value_matcher(value)) for key, value in match.items()]
+    checks = [(FIELDS.get(key) or _attribute_reader(key), value_matcher(value)) for key, value in match.items()]
     return lambda t: all(accepts(read(t)) for read, accepts in checks)

@@ -11,7 +11,8 @@ memory bounded, chosen so that nothing received is silently lost:
   dropping here: the runs are still in the senders' queues, and grading catches up. Once what was
   held after such a burst is graded, the freed memory is handed back to the OS.
 With `durability.spool_dir`, accepted requests are spooled before they are acknowledged and
-replayed at start-up, and graded runs are marked in the spool once the sinks have their grades.
+replayed at start-up, and graded runs are marked in the spool once the sinks have their grades. A sink that
+can read back what it holds (JSONL) does not write again the grades of runs graded just before a crash.
 Shutdown is bounded: complete runs are code-graded, then judges get what is left of
 `server.shutdown_timeout`.
 """
@@ -46,13 +47,15 @@ from otelgrade.judges.runner import JudgeRunner
 from otelgrade.metrics import Metrics
 from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
+from otelgrade.sinks import RecallingSink
 from otelgrade.spool import Spool
 from otelgrade.ui import RunLog, RunStore, add_grade_pages
 
 log = logging.getLogger("otelgrade")
 
 PROBES = frozenset({"/healthz", "/readyz"})
-TICK_SECONDS = 0.05  # how often completed traces are collected from the assembler
+TICK_SECONDS = 0.05  # the longest the loop's periodic work waits (memory, reload checks, the runs log)
+MIN_TICK_SECONDS = 0.005  # the shortest: traces that complete within it are collected together
 CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime and size are compared
 CONFIG_SETTLE_SECONDS = 10.0  # a config file still changing after this long is not read
 MARK_EVERY_SECONDS = 0.02  # with a spool: the most grading time between marks of graded runs
@@ -70,6 +73,11 @@ def run(config_path: str | None) -> int:
     return asyncio.run(Server(config, config_path).serve())
 
 
+def _regrades(config: Config) -> bool:
+    """Whether a suite grades runs again on late spans (so closed traces are kept for them)."""
+    return any(suite.regrade for suite in config.suites)
+
+
 def _setup_logging() -> None:
     if not logging.getLogger().handlers:
         level = os.environ.get("OTELGRADE_LOG_LEVEL", "INFO").upper()
@@ -84,7 +92,7 @@ class Server:
         self.metrics = Metrics(label_limit=config.metrics.label_limit)
         with contextlib.suppress(ValueError):  # platforms without /proc
             ProcessCollector(registry=self.metrics.registry)
-        self.assembler = Assembler(config.assembly, self.metrics)
+        self.assembler = Assembler(config.assembly, self.metrics, keep_closed=_regrades(config))
         self.ready = False
         self._stop = asyncio.Event()
         self._grading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-grade")
@@ -118,11 +126,12 @@ class Server:
             clock=clock,
             on_run=self.runs.add_run,
             dialects=mapped_dialects(config.rebuild.mappings),
+            remember=config.assembly.regrade_traces,
         )
 
     def _suites(self, config: Config) -> list[Suite]:
         judges: JudgeClient = self._judges if self._judges is not None else DISABLED
-        return [Suite.build(s.name, s.match, s.graders, judges) for s in config.suites]
+        return [Suite.build(s.name, s.match, s.graders, judges, s.regrade) for s in config.suites]
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -215,12 +224,18 @@ class Server:
         self.assembler.remember(graded)  # the decision cache, as it was
         skip = set(graded)
         requests = 0
+        held: set[str] = set()
         for segment, record in spool.replay():
-            spool.hold(segment, self.ingest.replay(record, skip))
+            kept = self.ingest.replay(record, skip)
+            spool.hold(segment, kept)
+            held |= kept
             requests += 1
         spool.replayed()
         if requests:
             log.info("spool: replayed %d request(s); %d trace(s) held again", requests, self.assembler.traces_in_flight)
+        for sink in self.exporter.sinks:
+            if held and isinstance(sink, RecallingSink) and (count := sink.skip_held(held)):
+                log.info("%s holds %d grade(s) of runs held again: not written twice", type(sink).__name__, count)
 
     async def _start_receivers(self) -> list[Receiver]:
         started: list[Receiver] = []
@@ -258,7 +273,7 @@ class Server:
     async def _tick(self) -> None:
         next_config_check = self.clock() + CONFIG_CHECK_SECONDS
         while True:
-            await asyncio.sleep(TICK_SECONDS)
+            await asyncio.sleep(self._until_next_tick())
             now = self.clock()
             self._grade(self.assembler.poll(now))
             self.run_log.tick()
@@ -268,6 +283,14 @@ class Server:
                 if self._stamp() != self._config_stamp:
                     self._config_stamp = self._stamp()
                     self._spawn_reload("config file changed")
+
+    def _until_next_tick(self) -> float:
+        """Wake when the assembler's next trace may complete (so a run is graded `settle` after its last span,
+        not up to a tick later), within [MIN_TICK_SECONDS, TICK_SECONDS]."""
+        deadline = self.assembler.next_deadline()
+        if deadline is None:
+            return TICK_SECONDS
+        return min(TICK_SECONDS, max(MIN_TICK_SECONDS, deadline - self.clock()))
 
     def bytes_held(self) -> float:
         """Bytes received for runs waiting to complete or to be graded."""
@@ -324,7 +347,7 @@ class Server:
         for trace in completed:
             if trace.spans:  # else: log records whose spans never came, nothing to rebuild
                 try:
-                    grading.grade_trace(trace.spans, trace.logs, last_seen=trace.last_seen)
+                    grading.grade_trace(trace.spans, trace.logs, trace.last_seen, trace.revision)
                 except Exception:
                     log.exception("grading trace %s failed", trace.trace_id)
             if self.spool is None:
@@ -401,7 +424,8 @@ class Server:
                 log.error("config reload (%s) refused, the running config stays: %s", why, exc)
                 return False
             old, self.config = self.config, config
-            self.assembler.reconfigure(config.assembly)
+            self.assembler.reconfigure(config.assembly, keep_closed=_regrades(config))
+            self.grading.remember = config.assembly.regrade_traces
             self.ingest.max_request_bytes = config.receivers.max_request_bytes
             self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving
             fixed = [

@@ -18,6 +18,7 @@ from pydantic import (
     ByteSize,
     ConfigDict,
     Field,
+    RootModel,
     ValidationInfo,
     field_validator,
     model_validator,
@@ -150,6 +151,7 @@ class AssemblySettings(Strict):
     max_traces: int = Field(50_000, gt=0)
     max_spans_per_trace: int = Field(10_000, gt=0)
     decision_cache_size: int = Field(100_000, gt=0)
+    regrade_traces: int = Field(10_000, ge=0)  # graded traces kept for late spans, when a suite sets `regrade`
 
 
 class SpanMapping(Strict):
@@ -217,12 +219,54 @@ class Budget(Strict):
         return self
 
 
+_DEFAULT_RATE = "default"
+
+
+class SampleRates(RootModel[dict[str, float]]):
+    """A judge's `sample`: the share of runs it judges (0 to 1), for every run or per environment (the run's
+    `deployment.environment.name`; `unknown` for a run without one) with `default` for the environments not
+    named: `0.05`, or `{eval: 1.0, production: 0.05, default: 0.2}`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read(cls, value: Any) -> Any:
+        if isinstance(value, SampleRates):
+            return value.root
+        if _is_number(value):
+            return {_DEFAULT_RATE: _share(value, repr(value))}
+        if not isinstance(value, dict) or not value:
+            raise ValueError(
+                "`sample` is a share of runs from 0 to 1 (0.05 judges 5%), or one per environment such as "
+                "{production: 0.05, eval: 1.0, default: 0.2}"
+            )
+        for environment in value:
+            if not isinstance(environment, str) or not environment:
+                raise ValueError(f"environment {environment!r} is not a name; write it as a string, e.g. 'production'")
+        return {environment: _share(rate, f"{environment}: {rate!r}") for environment, rate in value.items()}
+
+    def rate(self, environment: str) -> float | None:
+        """The share for runs of `environment`: its own entry, else `default`; None when neither is given."""
+        return self.root.get(environment, self.root.get(_DEFAULT_RATE))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _share(rate: Any, written: str) -> float:
+    if not _is_number(rate) or not 0.0 <= rate <= 1.0:
+        raise ValueError(f"`{written}` is not a share of runs: write a number from 0 to 1 (0.05 judges 5%)")
+    return float(rate)
+
+
 class JudgeControls(Strict):
     """One judge grader's own limits and endpoint; None means "as the global `judge:` block says"."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    sample: float | None = Field(None, ge=0.0, le=1.0)
+    sample: SampleRates | None = None
     max_concurrency: int | None = Field(None, gt=0)
     rpm: float | None = Field(None, gt=0)
     tpm: int | None = Field(None, gt=0)
@@ -245,7 +289,7 @@ class JudgeSettings(Strict):
     base_url: str = "https://api.openai.com/v1"
     api_key_env: str = "OPENAI_API_KEY"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    sample: float = Field(1.0, ge=0.0, le=1.0)
+    sample: SampleRates = Field(default_factory=lambda: SampleRates(1.0))  # under a suite's and a grader's own
     max_concurrency: int = Field(8, gt=0)
     queue_size: int = Field(1000, gt=0)
     rpm: float | None = Field(None, gt=0)

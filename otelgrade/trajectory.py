@@ -17,6 +17,7 @@ class LLMCall(BaseModel):
     finish_reason: str | None = None
     step: int = 0
     span_id: str | None = None
+    duration_s: float | None = None  # the call span's start to end; None when the call has no span of its own
 
 
 class ToolCall(BaseModel):
@@ -27,6 +28,7 @@ class ToolCall(BaseModel):
     error: bool = False
     step: int = 0
     span_id: str | None = None
+    duration_s: float | None = None  # the execution span's start to end; None when no span executed it
 
 
 Part = Literal["input", "output", "messages", "tool_arguments", "tool_results", "llm_calls"]
@@ -38,6 +40,7 @@ class Trajectory(BaseModel):
     span_id: str
     service_name: str | None = None
     agent_name: str | None = None
+    environment: str | None = None  # the resource's deployment.environment.name (else deployment.environment)
     source: str = "unknown"
     input: str | None = None
     output: str | None = None

@@ -121,13 +121,15 @@ class ServeProcess:
             return str(response.read().decode())
 
     def metric(self, name: str, labels: dict[str, str] | None = None) -> float:
-        """One sample's value (0 when absent); `name` is the sample name, e.g. `..._total`."""
+        """The sum of the samples with these labels (and any others, e.g. every `environment`; 0 when none);
+        `name` is the sample name, e.g. `..._total`."""
         wanted = labels or {}
-        for family in text_string_to_metric_families(self.metrics_text()):
-            for sample in family.samples:
-                if sample.name == name and all(sample.labels.get(k) == v for k, v in wanted.items()):
-                    return float(sample.value)
-        return 0.0
+        return sum(
+            float(sample.value)
+            for family in text_string_to_metric_families(self.metrics_text())
+            for sample in family.samples
+            if sample.name == name and all(sample.labels.get(k) == v for k, v in wanted.items())
+        )
 
     def wait_for_metric(
         self, name: str, labels: dict[str, str] | None, done: float | Callable[[float], bool], timeout: float = 15.0

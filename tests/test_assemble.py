@@ -5,8 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otelgrade.assemble import Assembler
+from otelgrade.decode import spans_from_request
 from otelgrade.metrics import Metrics
 from otelgrade.settings import AssemblySettings as Assembly
 from otelgrade.spans import Event, LogEvent, Span
@@ -235,3 +237,54 @@ def test_eviction_inside_one_batch_keeps_the_counts_straight(metrics: Metrics) -
     assert asm.traces_in_flight == 1 and asm.spans_in_flight == 1
     [done] = asm.poll(2.0)
     assert done.trace_id == TRACE_B and asm.spans_in_flight == 0
+
+
+def test_next_deadline_says_when_the_next_trace_can_complete(metrics: Metrics) -> None:
+    assembler = make(metrics, settle=0.2, idle_timeout=5.0)
+    assert assembler.next_deadline() is None
+    assembler.add_spans([span(TRACE_A, "a1", "a0")], now=1.0)  # no root yet: idle timeout
+    assert assembler.next_deadline() == pytest.approx(6.0)
+    assembler.add_spans([span(TRACE_A, "a0")], now=1.5)  # the root: settle from now
+    assert assembler.next_deadline() == pytest.approx(1.7)
+    assert [t.trace_id for t in assembler.poll(1.7)] == [TRACE_A]
+    stale = assembler.next_deadline()  # the heap forgets closed traces lazily: an early wake-up, nothing more
+    assert stale is None or assembler.poll(stale) == []
+    assert assembler.next_deadline() is None
+
+
+def test_received_spans_hold_their_bytes_until_read() -> None:
+    request = ExportTraceServiceRequest()
+    scope = request.resource_spans.add().scope_spans.add()
+    message = scope.spans.add(trace_id=bytes.fromhex(TRACE_A), span_id=bytes(7) + b"\x01", name="chat gpt-4o")
+    message.attributes.add(key="gen_ai.request.model").value.string_value = "gpt-4o"
+    (received,) = spans_from_request(request).spans
+    message.name = "changed after decoding"  # the held span does not depend on the request staying alive
+    assert (received.trace_id, received.span_id, received.parent_id) == (TRACE_A, "0000000000000001", None)
+    expected = Span(TRACE_A, "0000000000000001", None, "chat gpt-4o", 0, 0, 0, 0, "", {}, [], {})
+    expected.attributes = {"gen_ai.request.model": "gpt-4o"}
+    assert received.read() == expected
+
+
+def test_late_spans_reopen_a_kept_trace_as_its_next_revision(metrics: Metrics) -> None:
+    assembler = Assembler(Assembly(settle=0.2, regrade_traces=1), metrics, keep_closed=True)
+    assembler.add_spans([span(TRACE_A, "a1", "a0"), span(TRACE_A, "a0")], now=0.0)
+    assembler.add_spans([span(TRACE_B, "b0")], now=0.0)
+    first = {t.trace_id: t for t in assembler.poll(1.0)}
+    assert {t: c.revision for t, c in first.items()} == {TRACE_A: 1, TRACE_B: 1}
+    # Only the last closed trace is kept (regrade_traces=1): which one closed last is the order poll saw them.
+    other, last = list(first)
+    assert assembler.add_spans([span(other, "late")], now=2.0).late == 1
+    assert assembler.add_spans([span(last, "late", None)], now=2.0).late == 0
+    assert assembler.poll(2.1) == []  # it settles again from the late span
+    (again,) = assembler.poll(2.2)
+    assert again.trace_id == last and again.revision == 2 and again.reason == "complete"
+    assert sorted(s.span_id for s in again.spans) == sorted([*(s.span_id for s in first[last].spans), "late"])
+    assert value(metrics, "otelgrade_late_spans_total") == 1
+    assert assembler.spans_in_flight == 0
+
+
+def test_closed_traces_are_not_kept_unless_asked(metrics: Metrics) -> None:
+    assembler = make(metrics, settle=0.2)
+    assembler.add_spans([span(TRACE_A, "a0")], now=0.0)
+    assert len(assembler.poll(1.0)) == 1
+    assert assembler.add_spans([span(TRACE_A, "late")], now=2.0).late == 1

@@ -107,9 +107,12 @@ def test_runs_go_to_every_matching_suite_only():
         ("all", "answer", "fail"),
     ]
     assert sink.grades == grades
-    assert sample(metrics, "otelgrade_grades_total", suite="all", grader="answer", outcome="fail") == 1
-    assert sample(metrics, "otelgrade_runs_graded_total", suite="support") == 0
-    assert sample(metrics, "otelgrade_runs_graded_total", suite="booking") == 1
+    assert (
+        sample(metrics, "otelgrade_grades_total", suite="all", grader="answer", outcome="fail", environment="unknown")
+        == 1
+    )
+    assert sample(metrics, "otelgrade_runs_graded_total", suite="support", environment="unknown") == 0
+    assert sample(metrics, "otelgrade_runs_graded_total", suite="booking", environment="unknown") == 1
 
 
 def test_a_grader_that_raises_is_an_error_and_the_others_still_count():
@@ -131,8 +134,12 @@ def test_a_grader_that_raises_is_an_error_and_the_others_still_count():
     bug, ok = grades
     assert bug.outcome == "error" and "RuntimeError: grader bug" in bug.rationale and not bug.passed
     assert ok.outcome == "pass"
-    assert sample(metrics, "otelgrade_grades_total", suite="s", grader="bug", outcome="error") == 1
-    assert sample(metrics, "otelgrade_grades_total", suite="s", grader="bug", outcome="fail") == 0
+    assert (
+        sample(metrics, "otelgrade_grades_total", suite="s", grader="bug", outcome="error", environment="unknown") == 1
+    )
+    assert (
+        sample(metrics, "otelgrade_grades_total", suite="s", grader="bug", outcome="fail", environment="unknown") == 0
+    )
     assert sample(metrics, "otelgrade_grader_exceptions_total", suite="s", grader="bug") == 1
 
 
@@ -163,7 +170,9 @@ def test_failures_carry_the_trace_id_as_an_exemplar():
     graded(config, run(output="n", trace_id="0123456789abcdef0123456789abcdef"), metrics)
     text = openmetrics(metrics.registry).decode()
     line = next(
-        line for line in text.splitlines() if line.startswith('otelgrade_grades_total{grader="g",outcome="fail"')
+        line
+        for line in text.splitlines()
+        if line.startswith('otelgrade_grades_total{environment="unknown",grader="g",outcome="fail"')
     )
     assert '# {trace_id="0123456789abcdef0123456789abcdef"} 1.0' in line
 

@@ -31,6 +31,7 @@ from tests.promserver import (
 UNIT_TESTS = sorted((REPO / "tests" / "prometheus").glob("*.test.yml"))
 DASHBOARD = CONFIG_DIR / "grafana" / "dashboards" / "otelgrade.json"
 FAILING_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+EVAL_TRACE = "0af7651916cd43dd8448eb211c80319c"
 
 needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason=MISSING)
 needs_prometheus = pytest.mark.skipif(PROMETHEUS is None, reason=MISSING)
@@ -94,14 +95,17 @@ def test_alertmanager_example_is_valid() -> None:
 
 def _record_baseline(m: Metrics) -> None:
     """Create every series at zero (as a freshly started otelgrade would) so later increases show in rate()."""
-    for outcome in ("pass", "fail", "error", "skipped"):
-        m.grades.labels("booking", "correct", outcome)
-    m.grade_score.labels("booking", "correct")
+    for environment in ("production", "eval"):
+        for grader in ("correct", "helpful"):
+            for outcome in ("pass", "fail", "error", "skipped"):
+                m.grades.labels("booking", grader, outcome, environment)
+        m.grade_score.labels("booking", "correct", environment)
+        m.runs_graded.labels("booking", environment)
+        m.runs_eligible.labels("booking", "helpful", environment)
     m.spans_received.labels("grpc")
     m.spans_rejected.labels("invalid_id")
     m.traces_completed.labels("complete")
     m.runs.labels("booking-agent", "booking")
-    m.runs_graded.labels("booking")
     m.judge_requests.labels("gpt-4o-mini", "ok")
     m.judge_requests.labels("gpt-4o-mini", "timeout")
     m.judge_tokens.labels("gpt-4o-mini", "input")
@@ -117,14 +121,21 @@ def _record_baseline(m: Metrics) -> None:
 
 
 def _record_traffic(m: Metrics) -> None:
-    """Some graded runs: 3 passes and 1 failure, plus errors and skips that must not count as failures."""
+    """Some graded production runs: 3 passes and 1 failure, plus errors and skips that must not count as failures;
+    an eval run's failures that must not count in production; a judge that judged 2 of 20 eligible runs."""
     for _ in range(3):
-        m.grades.labels("booking", "correct", "pass").inc()
-        m.grade_score.labels("booking", "correct").observe(1.0)
-    m.grades.labels("booking", "correct", "fail").inc(exemplar={"trace_id": FAILING_TRACE})
-    m.grade_score.labels("booking", "correct").observe(0.0)
-    m.grades.labels("booking", "correct", "error").inc(5)
-    m.grades.labels("booking", "correct", "skipped").inc(2)
+        m.grades.labels("booking", "correct", "pass", "production").inc()
+        m.grade_score.labels("booking", "correct", "production").observe(1.0)
+    m.grades.labels("booking", "correct", "fail", "production").inc(exemplar={"trace_id": FAILING_TRACE})
+    m.grade_score.labels("booking", "correct", "production").observe(0.0)
+    m.grades.labels("booking", "correct", "error", "production").inc(5)
+    m.grades.labels("booking", "correct", "skipped", "production").inc(2)
+    m.grades.labels("booking", "correct", "pass", "eval").inc()
+    m.grades.labels("booking", "correct", "fail", "eval").inc(6, exemplar={"trace_id": EVAL_TRACE})
+    m.grade_score.labels("booking", "correct", "eval").observe(0.0)
+    m.runs_eligible.labels("booking", "helpful", "production").inc(20)
+    m.grades.labels("booking", "helpful", "pass", "production").inc(2)
+    m.grades.labels("booking", "helpful", "skipped", "production").inc(18)
     m.spans_received.labels("grpc").inc(120)
     m.spans_rejected.labels("invalid_id").inc()
     m.traces_in_flight.set(3)
@@ -132,7 +143,8 @@ def _record_traffic(m: Metrics) -> None:
     m.traces_completed.labels("complete").inc(11)
     m.late_spans.inc()
     m.runs.labels("booking-agent", "booking").inc(11)
-    m.runs_graded.labels("booking").inc(11)
+    m.runs_graded.labels("booking", "production").inc(11)
+    m.runs_graded.labels("booking", "eval").inc(7)
     m.grading_delay.observe(2.1)
     m.judge_requests.labels("gpt-4o-mini", "ok").inc(3)
     m.judge_requests.labels("gpt-4o-mini", "timeout").inc()
@@ -178,9 +190,12 @@ def _dashboard_queries() -> list[tuple[str, str]]:
 
 
 def _as_grafana_would_send(expr: str) -> str:
-    """Expand the dashboard's variables the way Grafana does with "All" selected."""
+    """Expand the dashboard's variables the way Grafana does with "All" selected and text boxes as shipped."""
     expr = expr.replace("$__rate_interval", "1m").replace("$__interval", "15s").replace("$__range", "1h")
-    return re.sub(r"\$(suite|grader)\b", ".*", expr)
+    for variable in json.loads(DASHBOARD.read_text())["templating"]["list"]:
+        if variable["type"] == "textbox":
+            expr = expr.replace(f"${variable['name']}", variable["current"]["value"])
+    return re.sub(r"\$(suite|grader|environment)\b", ".*", expr)
 
 
 def test_dashboard_has_queries() -> None:
@@ -225,9 +240,10 @@ def test_every_rule_evaluates_without_error(live: tuple[Metrics, PrometheusServe
 
 
 @needs_prometheus
-def test_recorded_pass_rate_leaves_out_errors_and_skips(live: tuple[Metrics, PrometheusServer]) -> None:
+def test_recorded_pass_rate_leaves_out_errors_skips_and_test_traffic(live: tuple[Metrics, PrometheusServer]) -> None:
     _, prom = live
-    # 3 passes, 1 failure, 5 errors, 2 skips: the pass rate is 3/4 whatever the window.
+    # Production: 3 passes, 1 failure, 5 errors, 2 skips; eval: 1 pass, 6 failures. The production pass rate
+    # is 3/4 whatever the window (4/11 if eval counted).
     for window in ("5m", "30m", "1h", "6h"):
         result = prom.wait_for(f'otelgrade:pass_rate:ratio_rate{window}{{suite="booking",grader="correct"}}')
         assert float(result[0]["value"][1]) == pytest.approx(0.75)
@@ -249,3 +265,33 @@ def test_failed_grade_exemplar_leads_to_the_failing_trace(live: tuple[Metrics, P
     )
     trace_ids = {e["labels"].get("trace_id") for series in data for e in series["exemplars"]}
     assert FAILING_TRACE in trace_ids
+
+
+def _panel_query(title: str) -> str:
+    return next(_as_grafana_would_send(expr) for panel, expr in _dashboard_queries() if panel == title)
+
+
+def _by_labels(result: list[dict[str, object]], *names: str) -> dict[tuple[str, ...], float]:
+    return {tuple(r["metric"][n] for n in names): float(r["value"][1]) for r in result}  # type: ignore[index]
+
+
+@needs_prometheus
+def test_dashboard_shows_production_and_each_environment_apart(live: tuple[Metrics, PrometheusServer]) -> None:
+    _, prom = live
+    production = _by_labels(prom.query(_panel_query("Pass rate by suite and grader")), "grader")
+    assert production[("correct",)] == pytest.approx(0.75)
+    by_environment = _by_labels(prom.query(_panel_query("Pass rate by environment")), "grader", "environment")
+    assert by_environment[("correct", "production")] == pytest.approx(0.75)
+    assert by_environment[("correct", "eval")] == pytest.approx(1 / 7)
+    # The judge gave a verdict on 2 of the 20 production runs routed to it.
+    coverage = _by_labels(prom.query(_panel_query("Judge coverage")), "grader", "environment")
+    assert coverage[("helpful", "production")] == pytest.approx(0.1)
+
+
+@needs_prometheus
+def test_failed_grades_panel_links_production_failures_only(live: tuple[Metrics, PrometheusServer]) -> None:
+    _, prom = live
+    now = time.time()
+    data = prom.api("query_exemplars", query=_panel_query("Failed grades"), start=str(now - 300), end=str(now + 60))
+    trace_ids = {e["labels"].get("trace_id") for series in data for e in series["exemplars"]}
+    assert FAILING_TRACE in trace_ids and EVAL_TRACE not in trace_ids

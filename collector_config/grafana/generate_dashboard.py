@@ -7,10 +7,12 @@ the JSON; a test checks that the committed file matches this script's output.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
 from grafana_foundation_sdk.builders import bargauge, common, dashboard, heatmap, prometheus, stat, timeseries
 from grafana_foundation_sdk.builders.dashboard import Dashboard, Row, ThresholdsConfig
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
@@ -26,10 +28,14 @@ from grafana_foundation_sdk.models.dashboard import (
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 OUTPUT = Path(__file__).parent / "dashboards" / "otelgrade.json"
+RECORDING_RULES = Path(__file__).parent.parent / "rules" / "otelgrade-recording.yml"
 UID = "otelgrade"  # alert annotations link to /d/otelgrade/otelgrade
 PROM = DataSourceRef(type_val="prometheus", uid="${datasource}")
-# Suite and grader filters, as chosen in the dashboard's variables.
-SEL = 'suite=~"$suite", grader=~"$grader"'
+# Suite and grader filters, as chosen in the dashboard's variables: production traffic (every environment but
+# the test environments), and every environment chosen in `environment` (test traffic included).
+PICKED = 'suite=~"$suite", grader=~"$grader"'
+SEL = f'{PICKED}, environment!~"$test_environments"'
+BY_ENVIRONMENT = f'{PICKED}, environment=~"$environment"'
 RATE = "$__rate_interval"
 # Where a browser reaches otelgrade's grades page (its metrics endpoint); the `otelgrade_url` variable.
 OTELGRADE_URL = "http://localhost:9464"
@@ -40,11 +46,29 @@ def _query(expr: str, legend: str, *, exemplar: bool = False, instant: bool = Fa
     return q.instant() if instant else q.range()
 
 
-def _pass_rate(window: str) -> str:
+def nonproduction_regex() -> str:
+    """The regex of the environments that are test traffic, from the recording rule that decides it for the
+    alerts (`otelgrade:environment:nonproduction`), so the dashboard and the alerts agree."""
+    groups = yaml.safe_load(RECORDING_RULES.read_text())["groups"]
+    rule = next(r for g in groups for r in g["rules"] if r.get("record") == "otelgrade:environment:nonproduction")
+    match = re.search(r'environment=~"([^"]+)"', rule["expr"])
+    assert match, f'{RECORDING_RULES}: otelgrade:environment:nonproduction must select environment=~"..."'
+    return match.group(1)
+
+
+def _pass_rate(window: str, selector: str = SEL, by: str = "suite, grader") -> str:
     """Share of decided grades (pass or fail) that passed; errors and skips are left out."""
-    decided = f'sum by (suite, grader) (rate(otelgrade_grades_total{{{SEL}, outcome=~"pass|fail"}}[{window}]))'
-    passed = f'sum by (suite, grader) (rate(otelgrade_grades_total{{{SEL}, outcome="pass"}}[{window}]))'
-    return f"({passed} or on (suite, grader) 0 * {decided})\n/ on (suite, grader) {decided}"
+    decided = f'sum by ({by}) (rate(otelgrade_grades_total{{{selector}, outcome=~"pass|fail"}}[{window}]))'
+    passed = f'sum by ({by}) (rate(otelgrade_grades_total{{{selector}, outcome="pass"}}[{window}]))'
+    return f"({passed} or on ({by}) 0 * {decided})\n/ on ({by}) {decided}"
+
+
+def _coverage() -> str:
+    """Share of the runs routed to each judge (otelgrade_runs_eligible_total) that got a pass or fail from it."""
+    by = "suite, grader, environment"
+    judged = f'sum by ({by}) (rate(otelgrade_grades_total{{{BY_ENVIRONMENT}, outcome=~"pass|fail"}}[{RATE}]))'
+    eligible = f"sum by ({by}) (rate(otelgrade_runs_eligible_total{{{BY_ENVIRONMENT}}}[{RATE}]))"
+    return f"{judged}\n/ on ({by}) {eligible}"
 
 
 def _quantile(q: float, metric: str, by: str = "") -> str:
@@ -75,6 +99,10 @@ def _timeseries(title: str, description: str, unit: str, *queries: prometheus.Da
     return panel
 
 
+def _pass_rate_panel(title: str, description: str, query: prometheus.Dataquery) -> timeseries.Panel:
+    return _timeseries(title, description, "percentunit", query).min(0).max(1).thresholds(_pass_rate_thresholds())
+
+
 def _pass_rate_thresholds() -> ThresholdsConfig:
     return (
         ThresholdsConfig()
@@ -89,12 +117,13 @@ def _pass_rate_thresholds() -> ThresholdsConfig:
     )
 
 
-def _variables(board: Dashboard) -> Dashboard:
-    suite = (
-        dashboard.QueryVariable("suite")
-        .label("Suite")
+def _label_variable(name: str, label: str, query: str) -> dashboard.QueryVariable:
+    """A variable choosing any of a label's values, "All" (any value) by default."""
+    return (
+        dashboard.QueryVariable(name)
+        .label(label)
         .datasource(PROM)
-        .query("label_values(otelgrade_grades_total, suite)")
+        .query(query)
         .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
         .sort(VariableSort.ALPHABETICAL_ASC)
         .multi(True)
@@ -102,17 +131,24 @@ def _variables(board: Dashboard) -> Dashboard:
         .all_value(".*")
         .current(VariableOption(selected=True, text="All", value="$__all"))
     )
-    grader = (
-        dashboard.QueryVariable("grader")
-        .label("Grader")
-        .datasource(PROM)
-        .query('label_values(otelgrade_grades_total{suite=~"$suite"}, grader)')
-        .refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
-        .sort(VariableSort.ALPHABETICAL_ASC)
-        .multi(True)
-        .include_all(True)
-        .all_value(".*")
-        .current(VariableOption(selected=True, text="All", value="$__all"))
+
+
+def _variables(board: Dashboard) -> Dashboard:
+    suite = _label_variable("suite", "Suite", "label_values(otelgrade_grades_total, suite)")
+    grader = _label_variable("grader", "Grader", 'label_values(otelgrade_grades_total{suite=~"$suite"}, grader)')
+    environment = _label_variable(
+        "environment", "Environment", 'label_values(otelgrade_grades_total{suite=~"$suite"}, environment)'
+    ).description('The environments the "by environment" panels show, test traffic included.')
+    tests = nonproduction_regex()
+    test_traffic = (
+        dashboard.TextBoxVariable("test_environments")
+        .label("Test environments")
+        .description(
+            "A regex of the environments that are test traffic, left out of the production panels as the alerts "
+            "leave them out (otelgrade:environment:nonproduction in otelgrade-recording.yml)."
+        )
+        .default_value(tests)
+        .current(VariableOption(selected=True, text=tests, value=tests))
     )
     source = dashboard.DatasourceVariable("datasource").label("Prometheus").type("prometheus")
     otelgrade = (
@@ -122,26 +158,27 @@ def _variables(board: Dashboard) -> Dashboard:
         .default_value(OTELGRADE_URL)
         .current(VariableOption(selected=True, text=OTELGRADE_URL, value=OTELGRADE_URL))
     )
-    return board.with_variable(source).with_variable(suite).with_variable(grader).with_variable(otelgrade)
+    for variable in (source, suite, grader, environment, test_traffic, otelgrade):
+        board = board.with_variable(variable)
+    return board
 
 
 def _grades_row(board: Dashboard) -> Dashboard:
-    board = board.with_row(Row("Grades"))
+    board = board.with_row(Row("Grades (production)"))
     board = board.with_panel(
-        _timeseries(
+        _pass_rate_panel(
             "Pass rate by suite and grader",
-            "Passed / (passed + failed) grades. Errors and skipped grades are not failures and are left out.",
-            "percentunit",
+            "Passed / (passed + failed) grades of production runs (every environment but the test environments, "
+            "as the alerts count them). Errors and skipped grades are not failures and are left out.",
             _query(_pass_rate(RATE), "{{suite}} / {{grader}}"),
         )
-        .min(0)
-        .max(1)
-        .thresholds(_pass_rate_thresholds())
     )
     board = board.with_panel(
         bargauge.Panel()
         .title("Pass rate, last hour")
-        .description("Decided grades of the last hour that passed, per grader. Red under 90%, orange under 95%.")
+        .description(
+            "Decided production grades of the last hour that passed, per grader. Red under 90%, orange under 95%."
+        )
         .datasource(PROM)
         .unit("percentunit")
         .min(0)
@@ -154,8 +191,8 @@ def _grades_row(board: Dashboard) -> Dashboard:
     board = board.with_panel(
         _timeseries(
             "Failed grades",
-            "Failed grades per interval. Click a series for otelgrade's list of its failing runs and why they "
-            "failed; each point (exemplar) carries a failing run's trace id and links to the run and its trace.",
+            "Failed production grades per interval. Click a series for otelgrade's list of its failing runs and why "
+            "they failed; each point (exemplar) carries a failing run's trace id and links to the run and its trace.",
             "short",
             _query(
                 f'sum by (suite, grader) (increase(otelgrade_grades_total{{{SEL}, outcome="fail"}}[{RATE}]))',
@@ -177,6 +214,32 @@ def _grades_row(board: Dashboard) -> Dashboard:
             _query(
                 f"sum by (suite, grader) (rate(otelgrade_grader_exceptions_total{{{SEL}}}[{RATE}]))",
                 "{{suite}} / {{grader}}: raised",
+            ),
+        )
+    )
+
+
+def _environments_row(board: Dashboard) -> Dashboard:
+    board = board.with_row(Row("By environment (test traffic included)"))
+    board = board.with_panel(
+        _pass_rate_panel(
+            "Pass rate by environment",
+            "Passed / (passed + failed) grades per environment, for the environments chosen above: how eval and CI "
+            "runs do, apart from production. Runs that name no environment are `unknown`.",
+            _query(
+                _pass_rate(RATE, BY_ENVIRONMENT, "suite, grader, environment"),
+                "{{environment}}: {{suite}} / {{grader}}",
+            ),
+        )
+    )
+    return board.with_panel(
+        _timeseries(
+            "Grades by environment",
+            "Grades per second per environment and outcome.",
+            "ops",
+            _query(
+                f"sum by (environment, outcome) (rate(otelgrade_grades_total{{{BY_ENVIRONMENT}}}[{RATE}]))",
+                "{{environment}}: {{outcome}}",
             ),
         )
     )
@@ -239,10 +302,11 @@ def _pipeline_row(board: Dashboard) -> Dashboard:
     board = board.with_panel(
         _timeseries(
             "Runs per second",
-            "Agent runs rebuilt (per service and agent) and graded (per suite).",
+            "Agent runs rebuilt (per service and agent) and graded (per suite and environment).",
             "ops",
             _query(
-                f'sum by (suite) (rate(otelgrade_runs_graded_total{{suite=~"$suite"}}[{RATE}]))', "graded: {{suite}}"
+                f'sum by (suite, environment) (rate(otelgrade_runs_graded_total{{suite=~"$suite"}}[{RATE}]))',
+                "graded: {{suite}} ({{environment}})",
             ),
             _query(f"sum by (service, agent) (rate(otelgrade_runs_total[{RATE}]))", "{{service}} / {{agent}}"),
         )
@@ -327,6 +391,17 @@ def _judges_row(board: Dashboard) -> Dashboard:
     )
     board = board.with_panel(
         _timeseries(
+            "Judge coverage",
+            "Share of the runs routed to a judge that it gave a verdict (pass or fail) on, per environment: its "
+            "`sample` for that environment, less what budgets, outages and missing content cost.",
+            "percentunit",
+            _query(_coverage(), "{{environment}}: {{suite}} / {{grader}}"),
+        )
+        .min(0)
+        .max(1)
+    )
+    board = board.with_panel(
+        _timeseries(
             "Runs not judged",
             "Runs a judge skipped, by reason (not sampled, budget spent, ...).",
             "ops",
@@ -359,7 +434,7 @@ def build() -> dict[str, Any]:
         .time("now-6h", "now")
         .timezone("browser")
     )
-    for add in (_variables, _grades_row, _scores_row, _pipeline_row, _judges_row):
+    for add in (_variables, _grades_row, _environments_row, _scores_row, _pipeline_row, _judges_row):
         board = add(board)
     built: dict[str, Any] = json.loads(json.dumps(board.build(), cls=JSONEncoder))
     return _numbered(built)

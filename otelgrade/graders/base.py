@@ -2,9 +2,10 @@
 
 A grader is one kind of thing: a callable that grades one `Trajectory` and returns a `GradeResult`, or a
 `Future` of one when the answer comes later (a judge's model call). A grader type is a factory registered
-by name with typed parameters. A judge's factory returns a `Judgement` (what to ask a model, how to read
-its answer); `build_grader` binds it to the injected `JudgeClient`, which owns sampling, limits,
-queueing and retries. Code and judge graders are then called the same way.
+by name with typed parameters and the scopes it grades in (whole runs, or single tool or model calls). A
+judge's factory returns a `Judgement` (what to ask a model, how to read its answer); `build_grader` binds it
+to the injected `JudgeClient`, which owns sampling, limits, queueing and retries. Code and judge graders are
+then called the same way.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from pydantic import ConfigDict, ValidationError, validate_call
 from otelgrade.errors import ConfigError, closest
 from otelgrade.judges import DISABLED, JudgeClient, Judgement
 from otelgrade.patterns import PatternTimeout, budget
-from otelgrade.results import GradeResult
+from otelgrade.results import GradeResult, Scope
 from otelgrade.trajectory import PARTS, Part, Trajectory
 
 Verdict = GradeResult | Future[GradeResult]
@@ -47,9 +48,15 @@ class GraderType:
     factory: Callable[..., Any]
     aliases: tuple[str, ...] = ()
     reads: Reads = ()
+    scopes: tuple[Scope, ...] = ("run",)
 
     def parts_read(self, params: Mapping[str, Any]) -> frozenset[Part]:
         return frozenset(self.reads(params) if callable(self.reads) else self.reads)
+
+    @property
+    def plain_name(self) -> str:
+        """Its plainest name: the first without a system prefix or capitals, else its canonical name."""
+        return next((n for n in (self.name, *self.aliases) if "." not in n and n.islower()), self.name)
 
     @property
     def doc(self) -> str:
@@ -63,15 +70,19 @@ class GraderType:
 _REGISTRY: dict[str, GraderType] = {}
 
 
-def grader(name: str, *aliases: str, reads: Reads = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def grader(
+    name: str, *aliases: str, reads: Reads = (), scopes: tuple[Scope, ...] = ("run",)
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a grader factory under `name` and its `aliases` (each reference system's spelling).
 
     `reads` names the parts of a run it needs (`output`, `tool_arguments`, ...): on a run whose trace lacks
     one, the grade is `skipped` ("content not captured"), never a verdict on something the trace did not carry.
+    `scopes` says what it can grade: whole runs, and/or one call at a time (`tool_call`, `llm_call`), given as
+    a view of the run holding just that call (see `graders.scope`).
     """
 
     def register(factory: Callable[..., Any]) -> Callable[..., Any]:
-        entry = GraderType(name, factory, aliases, reads)
+        entry = GraderType(name, factory, aliases, reads, scopes)
         for key in (name, *aliases):
             if key in _REGISTRY and _REGISTRY[key].factory is not factory:
                 raise RuntimeError(f"grader name {key!r} is registered twice")
@@ -91,21 +102,16 @@ def grader_type(name: str) -> GraderType:
 def _unknown_type(name: str) -> str:
     """The closest spellings, then every type as the README writes them: plain names first (`tools_not_called`),
     then the reference systems' own (`letta.contains`)."""
-    spellings = {key: _spelling(entry) for key, entry in _REGISTRY.items()}
+    spellings = {key: entry.plain_name for key, entry in _REGISTRY.items()}
     guesses = list(dict.fromkeys(spellings[key] for key in closest(name, spellings, limit=6)))[:3]
     hint = f" (did you mean {' or '.join(f'`{g}`' for g in guesses)}?)" if guesses else ""
     known = sorted(set(spellings.values()), key=lambda n: ("." in n, n))
     return f"unknown grader type {name!r}{hint}; known types: {', '.join(known)}"
 
 
-def _spelling(entry: GraderType) -> str:
-    """A type's plainest name: the first without a system prefix or capitals, else its canonical name."""
-    return next((n for n in (entry.name, *entry.aliases) if "." not in n and n.islower()), entry.name)
-
-
-def list_graders() -> list[str]:
-    """Canonical names of every registered grader type."""
-    return sorted({entry.name for entry in _REGISTRY.values()})
+def list_graders(scope: Scope | None = None) -> list[str]:
+    """Canonical names of every registered grader type (that grades in `scope`, when given)."""
+    return sorted({entry.name for entry in _REGISTRY.values() if scope is None or scope in entry.scopes})
 
 
 @dataclass(frozen=True)

@@ -168,11 +168,11 @@ def _unmetered(trajectory: Trajectory) -> GradeResult | None:
     is skipped before: the budget graders read `llm_calls`.)"""
     for call in trajectory.llm_calls:
         if call.input_tokens is None or call.output_tokens is None:
-            return GradeResult.skipped(f"{_llm_text(call)} carries no token usage; the run's total is unknown")
+            return GradeResult.skipped(f"{_llm_text(call)} carries no token usage; the total is unknown")
     return None
 
 
-@grader("token_budget", reads=("llm_calls",))
+@grader("token_budget", reads=("llm_calls",), scopes=("run", "llm_call"))
 def token_budget(
     max_input: Annotated[int | None, Field(ge=0)] = None,
     max_output: Annotated[int | None, Field(ge=0)] = None,
@@ -217,7 +217,7 @@ def price_of(model: str | None, table: dict[str, Price]) -> Price | None:
     return table.get(model) or table.get(model.rsplit("/", 1)[-1])
 
 
-@grader("cost_budget", reads=("llm_calls",))
+@grader("cost_budget", reads=("llm_calls",), scopes=("run", "llm_call"))
 def cost_budget(max: Annotated[float, Field(ge=0.0)], prices: dict[str, Price] | None = None) -> GradeFn:
     """The run's model calls cost at most `max` USD, priced per model from the table shipped in the package
     (USD per million input and output tokens); `prices:` overrides or adds models, e.g.
@@ -239,14 +239,14 @@ def cost_budget(max: Annotated[float, Field(ge=0.0)], prices: dict[str, Price] |
     return grade
 
 
-@grader("duration")
+@grader("duration", scopes=("run", "tool_call", "llm_call"))
 def duration(max: Annotated[Duration, Field(gt=0)]) -> GradeFn:
     """The run's wall time, its root span's start to end, is at most `max` (seconds, or '30s', '2m')."""
 
     def grade(trajectory: Trajectory) -> GradeResult:
         took = trajectory.duration_s
         if took is None:
-            return GradeResult.skipped("the trace gives no start and end time for the run")
+            return GradeResult.skipped("the trace gives no start and end time")
         return GradeResult.check(took <= max, f"took {took:.3f}s (max {max:g}s)", duration_s=took)
 
     return grade

@@ -208,7 +208,7 @@ def _submission_judge(kind: str, mode: AnswerMode, given: Mapping[str, Any]) -> 
     )
 
 
-@grader("rubric", "model_judge")
+@grader("rubric", "model_judge", scopes=("run", "llm_call"))
 def rubric(
     prompt: str | None = None,
     prompt_path: str | None = None,
@@ -224,7 +224,7 @@ def rubric(
     return _submission_judge("rubric", response_format, locals())
 
 
-@grader("agent_judge", "agent_as_judge")
+@grader("agent_judge", "agent_as_judge", scopes=("run", "llm_call"))
 def agent_judge(
     prompt: str | None = None,
     prompt_path: str | None = None,

@@ -1,5 +1,5 @@
 """Grader blocks as written in a config, read into `GraderSpec`s: otelgrade's own shape
-(`{name, type, ...params}`) and each reference system's, whose module registers a reader for it.
+(`{name, type, scope, where, ...params}`) and each reference system's, whose module registers a reader for it.
 
 `native_shape(system)` registers a reader of one grader block; `native_file(system)` a reader of a whole
 config file of that system (a vally spec, an evaldeck test case, ...), which returns otelgrade suites.
@@ -14,24 +14,50 @@ from typing import Any
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders.base import Grader, at_threshold, build_grader, grader_type, list_graders
+from otelgrade.graders.scope import Scoped, check_scope
 from otelgrade.judges import DISABLED, JudgeClient
+from otelgrade.judges.sampling import SuiteSample
+from otelgrade.results import Scope
+from otelgrade.settings import SampleRates
 
 
 @dataclass
 class GraderSpec:
-    """One grader as configured: the type to build, the name it reports under, its parameters and threshold."""
+    """One grader as configured: the type to build, the name it reports under, its parameters and threshold,
+    and what it grades: the whole run, or each tool or model call (`scope`) that `where` picks."""
 
     type: str
     name: str
     params: dict[str, Any] = field(default_factory=dict)
     threshold: float | None = None
+    scope: Scope = "run"
+    where: dict[str, Any] = field(default_factory=dict)
+    sample: SampleRates | None = None  # the suite's `sample`, for its judges that set none of their own
 
     def __post_init__(self) -> None:
         t = self.threshold
         if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not 0.0 <= t <= 1.0):
             raise ConfigError(f"threshold must be a number between 0 and 1, not {t!r}", "threshold")
+        check_scope(self.type, self.scope, self.where)
 
     def build(self, judges: JudgeClient = DISABLED) -> Grader:
+        """The grader of one run. A scoped grader is built with `scoped`: one nested in another grader (all_of,
+        not, ...) grades what its parent grades, so it cannot have a scope of its own."""
+        if self.scope != "run":
+            raise ConfigError(
+                f"`scope: {self.scope}` belongs on a suite's own grader block: a grader inside all_of, any_of, not "
+                "or threshold grades what the outer grader grades; list this grader directly in the suite",
+                "scope",
+            )
+        return self._grader(judges)
+
+    def scoped(self, judges: JudgeClient = DISABLED) -> Scoped:
+        """The grader with its scope: what the grading loop calls, once per run or once per matching call."""
+        return Scoped(self._grader(judges), self.scope, check_scope(self.type, self.scope, self.where), self.where)
+
+    def _grader(self, judges: JudgeClient) -> Grader:
+        if self.sample is not None:
+            judges = SuiteSample(judges, self.sample)
         built = build_grader(self.type, self.params, name=self.name, judges=judges)
         return built if self.threshold is None else at_threshold(built, self.threshold)
 
@@ -76,7 +102,7 @@ def native_suites(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     return None
 
 
-_OWN_KEYS = {"name", "type", "threshold", "config", "params"}
+_OWN_KEYS = {"name", "type", "threshold", "config", "params", "scope", "where"}
 
 
 def grader_specs(
@@ -99,7 +125,7 @@ def grader_specs(
         prompt_path = spec.params.get("prompt_path")
         if base_dir is not None and isinstance(prompt_path, str) and not Path(prompt_path).is_absolute():
             spec.params["prompt_path"] = str(base_dir / prompt_path)
-        spec.build()  # fail at load time, not on the first run
+        spec.scoped()  # fail at load time, not on the first run
     return specs
 
 
@@ -112,4 +138,11 @@ def _own_spec(block: Mapping[str, Any], key: str | None) -> GraderSpec:
         if isinstance(block.get(nested), Mapping):
             params.update(block[nested])
     name = str(block.get("name") or key or block["type"])
-    return GraderSpec(type=type_name, name=name, params=params, threshold=block.get("threshold"))
+    return GraderSpec(
+        type=type_name,
+        name=name,
+        params=params,
+        threshold=block.get("threshold"),
+        scope=block.get("scope", "run"),
+        where={} if block.get("where") is None else block["where"],
+    )

@@ -7,15 +7,18 @@ from typing import Protocol
 
 from otelgrade.judges.request import Judgement
 from otelgrade.results import GradeResult
+from otelgrade.settings import SampleRates
 from otelgrade.trajectory import Trajectory
 
 
 class JudgeClient(Protocol):
-    def judge(self, grader: str, judgement: Judgement, trajectory: Trajectory) -> GradeResult | Future[GradeResult]:
+    def judge(
+        self, grader: str, judgement: Judgement, trajectory: Trajectory, sample: SampleRates | None = None
+    ) -> GradeResult | Future[GradeResult]:
         """A `skipped` grade now (not sampled, no key, budget spent, queue full), or the future answer.
 
         Never blocks and never raises; callable from any thread. `grader` is the configured grader name,
-        which sampling and per-grader limits are keyed by.
+        which sampling and per-grader limits are keyed by; `sample` is its suite's, if the suite sets one.
         """
         ...
 
@@ -23,7 +26,9 @@ class JudgeClient(Protocol):
 class _Disabled:
     """The client when no judge runner is running: every judge grade is `skipped`."""
 
-    def judge(self, grader: str, judgement: Judgement, trajectory: Trajectory) -> GradeResult:
+    def judge(
+        self, grader: str, judgement: Judgement, trajectory: Trajectory, sample: SampleRates | None = None
+    ) -> GradeResult:
         return GradeResult.skipped("judge graders are disabled (no judge runner)", reason="not_running")
 
 

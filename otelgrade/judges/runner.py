@@ -24,10 +24,10 @@ import openai
 
 from otelgrade.judges.limits import Ledger, Pacer
 from otelgrade.judges.request import Judgement, JudgeRequest, is_reasoning_model
-from otelgrade.judges.sampling import is_sampled
+from otelgrade.judges.sampling import is_sampled, sample_rate
 from otelgrade.metrics import Metrics
 from otelgrade.results import GradeResult
-from otelgrade.settings import Budget, JudgeSettings
+from otelgrade.settings import Budget, JudgeSettings, SampleRates
 from otelgrade.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,6 @@ class _Lane:
     base_url: str
     key_env: str
     api_key: str | None
-    sample: float
     temperature: float
     max_retries: int
     timeout: float
@@ -69,7 +68,8 @@ class _Lane:
 class JudgeRunner:
     """The `JudgeClient` of a running server or CLI: `judge` from any thread, answers on the runner's loop.
 
-    `sample`, when given, is every judge's sample rate, over the config's (`grade --judge-sample 1` in CI)."""
+    A judge's sample rate for a run's environment is the first that applies of: `sample` given here (every
+    judge's, `grade --judge-sample 1` in CI), the grader's own `sample`, its suite's, the `judge:` block's."""
 
     def __init__(
         self,
@@ -86,7 +86,7 @@ class JudgeRunner:
         self.settings = settings
         self.metrics = metrics if metrics is not None else Metrics()
         self.clock, self.wall, self.jitter = clock, wall, jitter
-        self.sample = sample
+        self.sample = SampleRates(sample) if sample is not None else None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -141,11 +141,17 @@ class JudgeRunner:
 
     # --- the client interface
 
-    def judge(self, grader: str, judgement: Judgement, trajectory: Trajectory) -> GradeResult | Future[GradeResult]:
-        """A `skipped` grade now, or the future answer (resolved on the runner's loop). Never blocks; callable
-        from any thread, the loop's own included (the offline path awaits the future there)."""
+    def judge(
+        self, grader: str, judgement: Judgement, trajectory: Trajectory, sample: SampleRates | None = None
+    ) -> GradeResult | Future[GradeResult]:
+        """A `skipped` grade now, or the future answer (resolved on the runner's loop); either carries the sample
+        rate that applied and whether the run was sampled. Never blocks; callable from any thread, the loop's
+        own included (the offline path awaits the future there)."""
         lane = self._lane(grader, judgement)
-        reason = self._refusal(trajectory, lane)
+        levels = (self.sample, judgement.controls.sample, sample, self.settings.sample)
+        rate = sample_rate(levels, trajectory.environment)
+        sampled = is_sampled(trajectory.trace_id, lane.name, rate)
+        reason = self._refusal(lane) if sampled else "not_sampled"
         loop = self._loop
         if reason is None and (loop is None or self._closed):
             reason = "not_running"
@@ -157,28 +163,28 @@ class JudgeRunner:
             if full:
                 reason = "queue_full"
         if reason is not None or loop is None:
-            return self._skip(lane, reason or "not_running")
+            return _sampled_at(self._skip(lane, reason or "not_running"), rate, sampled)
         self.metrics.judge_queue.inc()
         answer: Future[GradeResult] = Future()
         try:
-            loop.call_soon_threadsafe(self._spawn, trajectory, lane, answer)
+            loop.call_soon_threadsafe(self._spawn, trajectory, lane, rate, answer)
         except RuntimeError:  # the loop has closed
             self._dequeue()
-            return self._skip(lane, "not_running")
+            return _sampled_at(self._skip(lane, "not_running"), rate)
         return answer
 
     # --- queueing
 
-    def _spawn(self, trajectory: Trajectory, lane: _Lane, answer: Future[GradeResult]) -> None:
+    def _spawn(self, trajectory: Trajectory, lane: _Lane, rate: float, answer: Future[GradeResult]) -> None:
         if self._closed:
             self._dequeue()
-            answer.set_result(self._skip(lane, "shutdown"))
+            answer.set_result(_sampled_at(self._skip(lane, "shutdown"), rate))
             return
-        task = asyncio.get_running_loop().create_task(self._run_queued(trajectory, lane, answer))
+        task = asyncio.get_running_loop().create_task(self._run_queued(trajectory, lane, rate, answer))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _run_queued(self, trajectory: Trajectory, lane: _Lane, answer: Future[GradeResult]) -> None:
+    async def _run_queued(self, trajectory: Trajectory, lane: _Lane, rate: float, answer: Future[GradeResult]) -> None:
         waiting = True
 
         def started() -> None:
@@ -198,7 +204,7 @@ class JudgeRunner:
             result = GradeResult.error(f"judge failed: {type(exc).__name__}: {exc}")
         finally:
             started()
-        answer.set_result(result)
+        answer.set_result(_sampled_at(result, rate))
 
     def _dequeue(self) -> None:
         with self._lock:
@@ -234,7 +240,6 @@ class JudgeRunner:
             base_url=c.base_url or s.base_url,
             key_env=key_env,
             api_key=os.environ.get(key_env) or None,
-            sample=next(rate for rate in (self.sample, c.sample, s.sample) if rate is not None),
             temperature=c.temperature if c.temperature is not None else s.temperature,
             max_retries=c.max_retries if c.max_retries is not None else s.max_retries,
             timeout=c.timeout if c.timeout is not None else s.timeout,
@@ -254,9 +259,8 @@ class JudgeRunner:
             self._ledgers[key] = Ledger(budget, self.wall)
         return self._ledgers[key]
 
-    def _refusal(self, trajectory: Trajectory, lane: _Lane) -> str | None:
-        if not is_sampled(trajectory.trace_id, lane.name, lane.sample):
-            return "not_sampled"
+    def _refusal(self, lane: _Lane) -> str | None:
+        """Why a sampled run cannot be judged now, if it cannot."""
         if lane.api_key is None:
             return "no_api_key"
         if not lane.priced:
@@ -415,6 +419,11 @@ class JudgeRunner:
             if pacer is not None:
                 pacer.spend(total)
         return tokens_in, tokens_out
+
+
+def _sampled_at(result: GradeResult, rate: float, sampled: bool = True) -> GradeResult:
+    """The result with its run's sampling context: the rate that applied, and whether the run was in the sample."""
+    return result.model_copy(update={"sample_rate": rate, "sampled": sampled})
 
 
 def _needs_price(*budgets: Budget | None) -> bool:

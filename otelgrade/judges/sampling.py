@@ -1,8 +1,19 @@
-"""Which runs a sampled judge grades: a stable choice by trace id, the same on every replica and replay."""
+"""Which runs a sampled judge grades: a rate per environment, and a stable choice by trace id, the same on every
+replica and replay."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from otelgrade.judges.client import JudgeClient
+from otelgrade.judges.request import Judgement
+from otelgrade.metrics import UNKNOWN
+from otelgrade.results import GradeResult
+from otelgrade.settings import SampleRates
+from otelgrade.trajectory import Trajectory
 
 
 def sample_point(trace_id: str, grader_name: str) -> float:
@@ -12,4 +23,28 @@ def sample_point(trace_id: str, grader_name: str) -> float:
 
 
 def is_sampled(trace_id: str, grader_name: str, rate: float) -> bool:
+    """Whether the run is in the grader's sample; a run sampled at one rate is also sampled at every higher one."""
     return rate >= 1.0 or sample_point(trace_id, grader_name) < rate
+
+
+def sample_rate(levels: Iterable[SampleRates | None], environment: str | None) -> float:
+    """The rate for a run of `environment` (None: `unknown`), from the most specific level that names it or has a
+    `default`; 1.0 when none does."""
+    for level in levels:
+        rate = level.rate(environment or UNKNOWN) if level is not None else None
+        if rate is not None:
+            return rate
+    return 1.0
+
+
+@dataclass(frozen=True)
+class SuiteSample:
+    """The judge client of one suite's graders: the suite's `sample` applies to their judges, under a judge's own."""
+
+    client: JudgeClient
+    sample: SampleRates
+
+    def judge(
+        self, grader: str, judgement: Judgement, trajectory: Trajectory, sample: SampleRates | None = None
+    ) -> GradeResult | Future[GradeResult]:
+        return self.client.judge(grader, judgement, trajectory, sample=sample if sample is not None else self.sample)

@@ -19,7 +19,7 @@ input is the request it took over.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -28,7 +28,7 @@ from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import DIALECTS, Classified, classify
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
-from otelgrade.rebuild.span_readers import is_error, text
+from otelgrade.rebuild.span_readers import duration_s, is_error, text
 from otelgrade.rebuild.tool_calls import tool_calls
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import STATUS_OK, LogEvent, Span
@@ -265,6 +265,7 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
         span_id=span.span_id,
         service_name=text(span.resource.get("service.name")),
         agent_name=agent_name,
+        environment=_environment(span.resource),
         source=dialect,
         input=request,
         output=output,
@@ -272,7 +273,7 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
         error=error,
         start_time=_rfc3339(span.start_ns),
         end_time=_rfc3339(span.end_ns),
-        duration_s=max(0, span.end_ns - span.start_ns) / 1e9 if span.end_ns and span.start_ns else None,
+        duration_s=duration_s(span),
         llm_calls=[
             LLMCall(
                 model=s.facts.model,
@@ -284,6 +285,7 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
                 finish_reason=s.facts.finish_reason,
                 step=s.index,
                 span_id=s.span.span_id,
+                duration_s=None if _recorded(s, run) else duration_s(s.span),
             )
             for s in steps
         ],
@@ -294,6 +296,11 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
         ground_truth=_ground_truth(tree, span),
         lacks=_lacks(run, steps, tools, request, messages),
     )
+
+
+def _recorded(step: Step, run: Run) -> bool:
+    """A model call known only from the run span's record of it (no span of its own, so no duration)."""
+    return any(step.facts is call for call in run.facts.calls)
 
 
 def _lacks(run: Run, steps: list[Step], tools: list[ToolCall], request: str | None, messages: list[Any]) -> list[Part]:
@@ -418,6 +425,11 @@ def _agent_name_in(tree: Tree, region: list[str]) -> str | None:
             if isinstance(attrs.get(key), str) and attrs[key]:
                 return str(attrs[key])
     return None
+
+
+def _environment(resource: Mapping[str, Any]) -> str | None:
+    """The deployment environment: `deployment.environment.name`, else the older `deployment.environment`."""
+    return text(resource.get("deployment.environment.name")) or text(resource.get("deployment.environment"))
 
 
 def _attributes(span: Span) -> dict[str, Any]:

@@ -86,3 +86,8 @@ _SUFFIXES = (".message", ".choice")
 
 def is_error(span: Span) -> bool:
     return span.status_code == STATUS_ERROR
+
+
+def duration_s(span: Span) -> float | None:
+    """The span's start to end in seconds; None when a time is missing."""
+    return max(0, span.end_ns - span.start_ns) / 1e9 if span.end_ns and span.start_ns else None

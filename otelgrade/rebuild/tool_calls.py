@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
 from otelgrade.rebuild.messages import parse_json_maybe, tool_results
+from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import Span
 from otelgrade.trajectory import ToolCall
@@ -123,6 +124,7 @@ def tool_calls(
                 error=facts.error,
                 step=step.index,
                 span_id=span.span_id,
+                duration_s=duration_s(span),
             )
         ordered.append(((step.index, 0, i, 0), tc))
     step_of_span = {s.span.span_id: s.index for s in steps}
@@ -140,6 +142,7 @@ def tool_calls(
             error=facts.error,
             step=step_index,
             span_id=span.span_id,
+            duration_s=duration_s(span),
         )
         ordered.append(((step_index, 1, span.start_ns, tree.order[span.span_id]), tc))
     ordered.sort(key=lambda kv: kv[0])

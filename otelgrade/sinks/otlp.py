@@ -2,9 +2,9 @@
 
 Each graded run becomes one short span, child of the run's root span (same trace id), carrying one
 `gen_ai.evaluation.result` event per grade, so Jaeger, Tempo or Phoenix show the grades beside the
-run. Spans leave through the OpenTelemetry SDK's batch processor and OTLP exporter (gRPC for
-`host:port`, HTTP for `http(s)://` endpoints), on a private tracer provider; `write` never blocks
-on the network.
+run; grades of a single call (`scope: tool_call` / `llm_call`) go on a span under that call's span.
+Spans leave through the OpenTelemetry SDK's batch processor and OTLP exporter (gRPC for `host:port`,
+HTTP for `http(s)://` endpoints), on a private tracer provider; `write` never blocks on the network.
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ def evaluation_event(grade: Grade) -> dict[str, Any]:
         SCORE_LABEL: grade.outcome,
         "otelgrade.suite": grade.suite,
         "otelgrade.passed": grade.passed,
+        "otelgrade.sample.rate": grade.sample_rate,
+        "otelgrade.sampled": grade.sampled,
     }
     if grade.score is not None:
         attrs[SCORE_VALUE] = float(grade.score)
@@ -52,6 +54,12 @@ def evaluation_event(grade: Grade) -> dict[str, Any]:
         attrs[EXPLANATION] = grade.rationale[:MAX_EXPLANATION]
     if grade.grader_type:
         attrs["otelgrade.grader.type"] = grade.grader_type
+    if grade.scope != "run":
+        attrs["otelgrade.scope"] = grade.scope
+    if grade.call_span_id:
+        attrs["otelgrade.call.span_id"] = grade.call_span_id
+    if grade.revision > 1:  # supersedes the same grade's lower revisions (the run was re-graded on late spans)
+        attrs["otelgrade.revision"] = grade.revision
     if grade.outcome == "error":
         attrs[ERROR_TYPE] = str(grade.metadata.get("error_type") or "otelgrade.grader_error")
     response_id = grade.metadata.get("response_id")
@@ -153,9 +161,9 @@ class OtlpSink:
         if self._closed:
             self._errors.failed(len(grades), "sink is closed")
             return
-        runs: dict[tuple[str, str], list[Grade]] = {}
+        runs: dict[tuple[str, str], list[Grade]] = {}  # by the graded span: the run's root, or the graded call's
         for grade in grades:
-            runs.setdefault((grade.trace_id, grade.span_id), []).append(grade)
+            runs.setdefault((grade.trace_id, grade.call_span_id or grade.span_id), []).append(grade)
         for (trace_id, span_id), run_grades in runs.items():
             try:
                 self._emit(trace_id, span_id, run_grades)
@@ -178,6 +186,8 @@ class OtlpSink:
             attrs["gen_ai.agent.name"] = first.agent_name
         if first.service_name:
             attrs["otelgrade.graded.service.name"] = first.service_name
+        if first.environment:
+            attrs["otelgrade.graded.deployment.environment.name"] = first.environment
         span = self._tracer.start_span(
             SPAN_NAME,
             context=set_span_in_context(NonRecordingSpan(parent)),

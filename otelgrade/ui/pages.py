@@ -87,14 +87,15 @@ class GradePages:
             {
                 **g.to_dict(),
                 "run_url": f"/runs/{g.trace_id}",
-                "trace_url": self.settings.trace_link(g.trace_id, g.span_id),
+                "trace_url": self.settings.trace_link(g.trace_id, g.call_span_id or g.span_id),
             }
             for g in shown
         ]
         return web.json_response({"total": total, "grades": rows}, dumps=_json)
 
     def _grade_row(self, grade: Grade) -> dict[str, Any]:
-        return {"grade": grade, "trace_link": self.settings.trace_link(grade.trace_id, grade.span_id)}
+        link = self.settings.trace_link(grade.trace_id, grade.call_span_id or grade.span_id)  # the call's, if graded
+        return {"grade": grade, "trace_link": link}
 
     def _run_view(self, run: Run) -> dict[str, Any]:
         t = run.trajectory

@@ -119,9 +119,15 @@ class RunStore:
             for grade in grades:
                 key = (grade.trace_id, grade.span_id)
                 run = self._run(key)
+                if grade.revision > 1:  # a re-grade supersedes the grade it revises
+                    same = (grade.suite, grade.grader, grade.call_span_id)
+                    run.grades = [g for g in run.grades if (g.suite, g.grader, g.call_span_id) != same]
                 run.grades.append(grade)
-                if grade.outcome == "fail" and key in self._passing:
+                failing = any(g.outcome == "fail" for g in run.grades)
+                if failing and key in self._passing:
                     self._failing[key] = self._passing.pop(key)
+                elif not failing and key in self._failing:
+                    self._passing[key] = self._failing.pop(key)
 
     def flush(self) -> None:
         pass
