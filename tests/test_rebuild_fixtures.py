@@ -149,3 +149,28 @@ def test_runs_are_internally_consistent(folder: Path, spec: dict[str, Any]) -> N
         if "messages" not in run.lacks:
             assert run.messages
             assert run.status == "error" or run.messages[-1]["role"] in ("assistant", "tool")
+
+
+FINISH_KEYS = ("gen_ai.response.finish_reasons", "gen_ai.response.finish_reason", "llm.finish_reason")
+
+
+def test_a_model_call_whose_span_records_a_finish_reason_has_it() -> None:
+    """Whatever the spelling (an array, its JSON text, one value, an enum member), every captured model call
+    whose span records a finish reason has it, as the first reason's plain word."""
+    checked: dict[str, int] = {}
+    wrong = []
+    for folder in sorted(p for p in (HERE / "frameworks").glob("*/*") if p.is_dir()):
+        spans = {s.span_id: s for s in load_folder(folder)[0]}
+        for run in rebuild_folder(folder):
+            for call in run.llm_calls:
+                attrs = spans[call.span_id].attributes if call.span_id in spans else {}
+                recorded = next((attrs[k] for k in FINISH_KEYS if attrs.get(k)), None)
+                if recorded is None:
+                    continue
+                source = folder.parent.name
+                checked[source] = checked.get(source, 0) + 1
+                reason = call.finish_reason or ""
+                if not reason or reason.startswith("[") or "." in reason or reason.lower() not in str(recorded).lower():
+                    wrong.append((source, folder.name, recorded, call.finish_reason))
+    assert not wrong
+    assert {"langgraph-openinference", "llamaindex", "semantic-kernel-default", "mastra"} <= set(checked)

@@ -7,7 +7,6 @@ Each gets the view of its run that holds just the graded call.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from otelgrade.errors import ConfigError
@@ -135,18 +134,6 @@ def finish_kind(reason: str) -> str:
     return _SPELLINGS.get(folded, folded)
 
 
-def _reasons(value: str) -> list[str]:
-    """The call's finish reasons: one, or each of a JSON array some instrumentations record as text."""
-    if value.startswith("["):
-        try:
-            listed = json.loads(value)
-        except ValueError:
-            listed = None
-        if isinstance(listed, list) and all(isinstance(r, str) for r in listed):
-            return listed
-    return [value]
-
-
 @grader("finish_reason", scopes=("llm_call",))
 def finish_reason(allow: list[str] | None = None, disallow: list[str] | None = None) -> GradeFn:
     """The model call ended for an acceptable reason: not one of `disallow` (default: length, content_filter,
@@ -164,10 +151,8 @@ def finish_reason(allow: list[str] | None = None, disallow: list[str] | None = N
         recorded = trajectory.llm_calls[0].finish_reason
         if not recorded:
             return GradeResult.skipped("the call records no finish reason")
-        kinds = [finish_kind(r) for r in _reasons(recorded)]
-        bad = [k for k in kinds if (k not in accepted if accepted is not None else k in rejected)]
-        shown = ", ".join(dict.fromkeys(kinds))
-        if bad:
+        shown = finish_kind(recorded)
+        if shown not in accepted if accepted is not None else shown in rejected:
             why = f"not one of {', '.join(sorted(accepted))}" if accepted is not None else "disallowed"
             return GradeResult.check(False, f"finished with {shown} ({why})", finish_reason=recorded)
         return GradeResult.check(True, f"finished with {shown}", finish_reason=recorded)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from typing import Any
 
 from otelgrade.spans import STATUS_ERROR, Event, Span
@@ -45,11 +46,23 @@ def integer(value: Any) -> int | None:
     return None
 
 
-def first_text(value: Any) -> str | None:
-    """A string, or the first string of a list (finish reasons are arrays)."""
-    if isinstance(value, list):
-        return next((v for v in value if isinstance(v, str) and v), None)
-    return text(value)
+# The GenAI convention's array, and the single value older instrumentations (Semantic Kernel) write.
+FINISH_REASON_KEYS = ("gen_ai.response.finish_reasons", "gen_ai.response.finish_reason")
+
+
+def finish_reason(value: Any) -> str | None:
+    """A finish reason as the instrumentation wrote it: an array (the convention), an array's JSON text, or one
+    value; a language enum's member written out (`FinishReason.STOP`) is read as its name in lower case."""
+    if isinstance(value, str) and value.startswith("["):
+        with contextlib.suppress(ValueError):
+            value = json.loads(value)
+    reason = next((v for v in value if isinstance(v, str) and v), None) if isinstance(value, list) else text(value)
+    if reason is not None and _ENUM_MEMBER.fullmatch(reason):
+        return reason.rsplit(".", 1)[1].lower()
+    return reason
+
+
+_ENUM_MEMBER = re.compile(r"[A-Z][A-Za-z]*\.[A-Z][A-Z_]*")
 
 
 def name_after(span: Span, prefix: str) -> str | None:

@@ -17,8 +17,9 @@ from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import (
+    FINISH_REASON_KEYS,
+    finish_reason,
     first,
-    first_text,
     genai_events,
     integer,
     is_error,
@@ -68,7 +69,7 @@ def agent(span: Span) -> RunFacts:
 def llm(span: Span) -> LLMFacts:
     attrs = span.attributes
     inputs, outputs, raw_outputs = _message_attrs(span)
-    finish = first_text(attrs.get("gen_ai.response.finish_reasons")) or _finish_reason_of(raw_outputs)
+    finish = finish_reason(first(attrs, *FINISH_REASON_KEYS)) or _finish_reason_of(raw_outputs)
     if not inputs and not outputs:
         ev_in, ev_out, ev_finish = from_events(genai_events(span))
         inputs, outputs = ev_in, ev_out

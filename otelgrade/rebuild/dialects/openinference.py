@@ -16,7 +16,7 @@ from typing import Any
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
-from otelgrade.rebuild.span_readers import first, integer, is_error, text
+from otelgrade.rebuild.span_readers import finish_reason, first, integer, is_error, text
 from otelgrade.spans import Span
 from otelgrade.trajectory import content_text
 
@@ -209,6 +209,10 @@ def _value_text(attrs: dict[str, Any], side: str, user: bool) -> str | None:
 
 
 def _finish_reason(attrs: dict[str, Any]) -> str | None:
+    """`llm.finish_reason` (what the LangChain and LlamaIndex instrumentors write), else the first choice's in
+    an OpenAI response kept whole as `output.value`."""
+    if (written := finish_reason(attrs.get("llm.finish_reason"))) is not None:
+        return written
     doc = msg.loads(attrs.get("output.value"))
     if isinstance(doc, dict) and isinstance(doc.get("choices"), list):
         for choice in doc["choices"]:

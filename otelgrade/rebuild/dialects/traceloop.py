@@ -15,7 +15,7 @@ from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
-from otelgrade.rebuild.span_readers import first, first_text, has_any, integer, is_error, text
+from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, has_any, integer, is_error, text
 from otelgrade.spans import Span
 from otelgrade.trajectory import content_text
 
@@ -80,7 +80,7 @@ def llm(span: Span) -> LLMFacts:
             side = prompts if match.group(1) == "prompt" else completions
             side.setdefault(int(match.group(2)), {})[match.group(3)] = value
     outputs = _flat_messages(completions)
-    finish = first_text(attrs.get("gen_ai.response.finish_reasons"))
+    finish = finish_reason(first(attrs, *FINISH_REASON_KEYS))
     finish = finish or next((text(c.get("finish_reason")) for _, c in sorted(completions.items())), None)
     return LLMFacts(
         model=text(first(attrs, "gen_ai.response.model", "gen_ai.request.model")),
