@@ -7,7 +7,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
@@ -20,7 +20,8 @@ from otelgrade.sinks._burst import ErrorBurst
 
 FLUSH_INTERVAL = 0.5  # seconds between background flushes; a crash loses at most this much (< 1 s)
 # The fields that tell one grade from another (a re-graded run's revisions and a call grader's calls included).
-IDENTITY = ("trace_id", "span_id", "suite", "grader", "call_span_id", "revision")
+# A line written before a field existed holds its default.
+IDENTITY = {"trace_id": None, "span_id": None, "suite": None, "grader": None, "call_span_id": None, "revision": 1}
 _TRACE_ID = re.compile(rb'"trace_id":"([0-9a-f]{32})"')
 
 
@@ -139,7 +140,8 @@ class JsonlSink:
                     if found is None or found.group(1).decode() not in wanted:
                         continue
                     with contextlib.suppress(ValueError):
-                        held.add(_identity(json.loads(line)))
+                        written = json.loads(line)
+                        held.add(tuple(written.get(key, default) for key, default in IDENTITY.items()))
         with self._lock:
             self._held |= held
         return len(held)
@@ -148,7 +150,7 @@ class JsonlSink:
         with self._lock:
             out = []
             for grade in grades:
-                identity = _identity(grade.to_dict())
+                identity = tuple(getattr(grade, key) for key in IDENTITY)
                 if identity in self._held:
                     self._held.discard(identity)
                 else:
@@ -220,7 +222,3 @@ def _cut_partial_line(path: Path) -> None:
         if cut < 0 and end > len(tail):
             return  # one line longer than the tail read: leave the file as it is
         file.truncate(end - len(tail) + cut + 1)
-
-
-def _identity(grade: Mapping[str, Any]) -> tuple[Any, ...]:
-    return tuple(grade.get(key) for key in IDENTITY)
