@@ -20,7 +20,7 @@ NAME = "mapping"
 
 def mapped_dialects(mappings: Sequence[SpanMapping]) -> tuple[Dialect, ...]:
     return tuple(
-        Dialect(name=NAME, priority=i, detect=_matcher(m), read=_reader(m), blobs=_blobs(m))
+        Dialect(name=NAME, priority=i, read=_matching(_matcher(m), _reader(m)), blobs=_blobs(m))
         for i, m in enumerate(mappings)
     )
 
@@ -28,6 +28,10 @@ def mapped_dialects(mappings: Sequence[SpanMapping]) -> tuple[Dialect, ...]:
 def _matcher(mapping: SpanMapping) -> Callable[[Span], bool]:
     checks = [_check(key, expected) for key, expected in mapping.match.items()]
     return lambda span: all(check(span) for check in checks)
+
+
+def _matching(matches: Callable[[Span], bool], read: Callable[[Span], Facts | None]) -> Callable[[Span], Facts | None]:
+    return lambda span: read(span) if matches(span) else None
 
 
 def _check(key: str, expected: str | int | bool) -> Callable[[Span], bool]:

@@ -1,7 +1,8 @@
 """The dialect registry: every module in this package declares one `DIALECT`, found automatically.
 
-`classify` asks them in priority order: the first whose `detect` matches reads the span; if its
-`read` declines (None, or an exception), the next matching dialect is asked, down to generic GenAI.
+`classify` finds a span's candidate dialects in one pass over its attribute keys (each dialect's `marks`, and
+its span-name prefixes), then asks them in priority order: the first whose `read` gives facts wins; one that
+declines (None, or an exception) passes the span to the next, down to generic GenAI.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import importlib
 import pkgutil
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts
@@ -22,6 +24,14 @@ DIALECTS: tuple[Dialect, ...] = tuple(
     )
 )
 
+# The index: each attribute key that marks a dialect -> a bit per dialect it marks (bit i is DIALECTS[i]).
+_MARKED_BY: dict[str, int] = {}
+for _i, _dialect in enumerate(DIALECTS):
+    for _key in _dialect.marks:
+        _MARKED_BY[_key] = _MARKED_BY.get(_key, 0) | 1 << _i
+_MARKS = frozenset(_MARKED_BY)
+_NAMED = tuple((d.name_prefixes, 1 << i) for i, d in enumerate(DIALECTS) if d.name_prefixes)
+
 
 @dataclass(slots=True)
 class Classified:
@@ -29,12 +39,28 @@ class Classified:
     facts: Facts
 
 
+def candidates(span: Span) -> tuple[Dialect, ...]:
+    """The dialects whose marks the span carries, in priority order."""
+    found = 0
+    for key in _MARKS.intersection(span.attributes):
+        found |= _MARKED_BY[key]
+    for prefixes, bit in _NAMED:
+        if span.name.startswith(prefixes):
+            found |= bit
+    return _dialects(found)
+
+
+@cache
+def _dialects(bits: int) -> tuple[Dialect, ...]:
+    return tuple(d for i, d in enumerate(DIALECTS) if bits >> i & 1)
+
+
 def classify(span: Span, extra: Sequence[Dialect] = ()) -> Classified | None:
-    """The first dialect that recognises the span (`extra` ones, from the config, first), with what it read.
-    Never raises."""
-    for dialect in (*extra, *DIALECTS) if extra else DIALECTS:
+    """The first dialect that reads the span (`extra` ones, from the config, asked first and for every span),
+    with what it read. Never raises."""
+    for dialect in (*extra, *candidates(span)) if extra else candidates(span):
         try:
-            facts = dialect.read(span) if dialect.detect(span) else None
+            facts = dialect.read(span)
         except Exception:  # a span no reader anticipated must not cost the run
             continue
         if facts is not None:

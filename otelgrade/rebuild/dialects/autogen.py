@@ -20,13 +20,10 @@ from otelgrade.spans import Span
 EVENT = "autogen.event"
 
 
-def detect(span: Span) -> bool:
-    return span.attributes.get("gen_ai.system") == "autogen"
-
-
 def read(span: Span) -> Facts | None:
-    if span.attributes.get("gen_ai.operation.name") != "invoke_agent":
-        return None  # tool spans are plain GenAI conventions
+    attrs = span.attributes
+    if attrs.get("gen_ai.system") != "autogen" or attrs.get("gen_ai.operation.name") != "invoke_agent":
+        return None  # another system's GenAI span; AutoGen's tool spans are plain GenAI conventions
     records = [payload(e) for e in span.events if e.name == EVENT]
     calls = [_call(r) for r in records if r.get("type") == "LLMCall"]
     tools = [
@@ -64,4 +61,6 @@ def _call(record: dict[str, Any]) -> LLMFacts:
     )
 
 
-DIALECT = Dialect(name="autogen", priority=80, detect=detect, read=read, agent_name_keys=("gen_ai.agent.name",))
+DIALECT = Dialect(
+    name="autogen", priority=80, marks=frozenset({"gen_ai.system"}), read=read, agent_name_keys=("gen_ai.agent.name",)
+)

@@ -34,11 +34,6 @@ LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "comp
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 
-def detect(span: Span) -> bool:
-    attrs = span.attributes
-    return "gen_ai.operation.name" in attrs or "gen_ai.request.model" in attrs
-
-
 def read(span: Span) -> Facts | None:
     op = span.attributes.get("gen_ai.operation.name")
     if op == "invoke_agent":
@@ -280,7 +275,7 @@ def _looks_like_blocks(value: str) -> bool:
 DIALECT = Dialect(
     name="genai",
     priority=100,
-    detect=detect,
+    marks=frozenset({"gen_ai.operation.name", "gen_ai.request.model"}),
     read=read,
     blobs=frozenset(
         {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.tool.definitions"}

@@ -16,10 +16,6 @@ from otelgrade.spans import Span
 _TYPE = "mastra.span.type"
 
 
-def detect(span: Span) -> bool:
-    return _TYPE in span.attributes
-
-
 def read(span: Span) -> Facts | None:
     attrs = span.attributes
     if attrs.get(_TYPE) != "agent_run":
@@ -39,7 +35,7 @@ def read(span: Span) -> Facts | None:
 DIALECT = Dialect(
     name="mastra",
     priority=90,
-    detect=detect,
+    marks=frozenset({_TYPE}),
     read=read,
     blobs=frozenset({"mastra.agent_run.input", "mastra.agent_run.output"}),
     blob_prefixes=("mastra.model_step.", "mastra.model_generation.", "mastra.metadata."),

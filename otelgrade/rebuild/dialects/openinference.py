@@ -27,10 +27,6 @@ _OBSERVATION = "Observation:\n"
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
 
 
-def detect(span: Span) -> bool:
-    return "openinference.span.kind" in span.attributes
-
-
 def read(span: Span) -> Facts | None:
     kind = span.attributes.get("openinference.span.kind")
     if not isinstance(kind, str):
@@ -224,7 +220,7 @@ def _finish_reason(attrs: dict[str, Any]) -> str | None:
 DIALECT = Dialect(
     name="openinference",
     priority=10,
-    detect=detect,
+    marks=frozenset({"openinference.span.kind"}),
     read=read,
     blobs=frozenset({"input.value", "output.value"}),
     blob_prefixes=("llm.input_messages.", "llm.output_messages."),

@@ -23,10 +23,6 @@ _TOOL_KEYS = ("tool_arguments", "tool_response")
 _OWN_KEYS = (*_RUN_KEYS, *_TOOL_KEYS, "events")
 
 
-def detect(span: Span) -> bool:
-    return has_any(span.attributes, _OWN_KEYS)
-
-
 def read(span: Span) -> Facts | None:
     attrs = span.attributes
     op = attrs.get("gen_ai.operation.name")
@@ -89,7 +85,7 @@ def _event_list(value: Any) -> list[tuple[str, dict[str, Any]]]:
 DIALECT = Dialect(
     name="pydantic-ai",
     priority=30,
-    detect=detect,
+    marks=frozenset(_OWN_KEYS),
     read=read,
     blobs=frozenset(
         {"pydantic_ai.all_messages", "all_messages_events", "events", "model_request_parameters", "logfire.json_schema"}

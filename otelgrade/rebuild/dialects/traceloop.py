@@ -24,11 +24,6 @@ _FLAT_FIRST = tuple(f"gen_ai.{side}.0.{field}" for side in ("prompt", "completio
 _FLAT = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 
 
-def detect(span: Span) -> bool:
-    attrs = span.attributes
-    return "traceloop.span.kind" in attrs or _is_llm(attrs)
-
-
 def read(span: Span) -> Facts | None:
     attrs = span.attributes
     kind = attrs.get("traceloop.span.kind")
@@ -138,7 +133,7 @@ def _entity_input_text(value: Any) -> str | None:
 DIALECT = Dialect(
     name="traceloop",
     priority=40,
-    detect=detect,
+    marks=frozenset({"traceloop.span.kind", "llm.request.type", *_FLAT_FIRST}),
     read=read,
     blob_prefixes=("gen_ai.prompt.", "gen_ai.completion."),
 )

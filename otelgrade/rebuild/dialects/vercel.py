@@ -30,10 +30,6 @@ def _operation(span: Span) -> str | None:
     return op if isinstance(op, str) else None
 
 
-def detect(span: Span) -> bool:
-    return _operation(span) is not None
-
-
 def read(span: Span) -> Facts | None:
     op = _operation(span)
     if op is None:
@@ -155,7 +151,8 @@ def vercel_prompt(prompt: Any) -> list[msg.Message]:
 DIALECT = Dialect(
     name="vercel-ai",
     priority=20,
-    detect=detect,
+    marks=frozenset({"ai.operationId"}),
+    name_prefixes=("ai.",),
     read=read,
     blobs=frozenset({"ai.prompt", "ai.prompt.messages", "ai.prompt.tools"}),
 )
