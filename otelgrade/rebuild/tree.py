@@ -84,6 +84,8 @@ class Tree:
 
     def walk(self, start: str, stop: set[str] | frozenset[str] = frozenset()) -> list[str]:
         """`start` and its descendants in tree order, not entering spans in `stop` (other than `start`)."""
+        if start not in self.children:  # a leaf, as most spans are
+            return [start]
         out, stack, seen = [], [start], set()
         while stack:
             span_id = stack.pop()
