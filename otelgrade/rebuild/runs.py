@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
@@ -394,7 +394,7 @@ def _messages(run: RunFacts, steps: list[Step]) -> list[dict[str, Any]]:
     return out
 
 
-def _status(span: Span) -> tuple[str, str | None]:
+def _status(span: Span) -> tuple[Literal["ok", "error"], str | None]:
     exceptions = [e for e in span.events if e.name == "exception"]
     if not is_error(span) and (span.status_code == STATUS_OK or not exceptions):
         return "ok", None
