@@ -260,8 +260,7 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
 
     dialect = run_dialect(classified, span.span_id, region)
     agent_name = run.facts.agent_name or _agent_name_in(tree, region) or span.name or None
-    # Every value below is already of its field's type: the models are built without validating them again.
-    return Trajectory.model_construct(
+    return Trajectory(
         trace_id=span.trace_id,
         span_id=span.span_id,
         service_name=text(span.resource.get("service.name")),
@@ -276,7 +275,7 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
         end_time=_rfc3339(span.end_ns),
         duration_s=duration_s(span),
         llm_calls=[
-            LLMCall.model_construct(
+            LLMCall(
                 model=s.facts.model,
                 provider=s.facts.provider,
                 input_tokens=s.facts.input_tokens,

@@ -103,12 +103,11 @@ def tool_calls(
     match(lambda c, f: not (c.call_id and f.call_id) and _spelling(c.name) == _spelling(f.name))
 
     results = _conversation_results(steps)
-    # Values of their fields' types already: the calls are built without validation (`model_construct`).
     ordered: list[tuple[tuple[int, int, int, int], ToolCall]] = []
     for r, (step, i, call) in enumerate(requested):
         execution = executions[matched[r]] if r in matched else None
         if execution is None:
-            tc = ToolCall.model_construct(
+            tc = ToolCall(
                 name=call.name,
                 call_id=call.call_id,
                 arguments=call.arguments,
@@ -117,7 +116,7 @@ def tool_calls(
             )
         else:
             span, facts = execution
-            tc = ToolCall.model_construct(
+            tc = ToolCall(
                 name=call.name,
                 call_id=call.call_id or facts.call_id,
                 arguments=call.arguments if call.arguments is not None else facts.arguments,
@@ -135,7 +134,7 @@ def tool_calls(
         step_index = next((step_of_span[a] for a in tree.ancestors(span.span_id) if a in step_of_span), None)
         if step_index is None:
             step_index = sum(1 for s in steps if s.span.start_ns <= span.start_ns)
-        tc = ToolCall.model_construct(
+        tc = ToolCall(
             name=facts.name,
             call_id=facts.call_id,
             arguments=facts.arguments,
