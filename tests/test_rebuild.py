@@ -445,3 +445,27 @@ def test_an_empty_agent_span_is_a_placeholder_but_one_that_says_something_is_a_r
     talking = [span("1", None, "handle_request"), span("2", "1", "invoke_agent helper", agent | messages)]
     (run,) = rebuild(talking)
     assert (run.agent_name, run.input) == ("helper", "hi")
+
+
+def test_integers_beyond_64_bits_in_message_json_stay_exact() -> None:
+    """A JSON parser that reads integers as 64-bit would round an account number; the rebuild keeps it exact,
+    whether the digits come plain, after other text, or beside non-ASCII text."""
+    big = 123456789012345678901234567890
+    args = {"account": big, "note": "héllo ✓", "small": 7, "negative": -9223372036854775809}
+    spans = [
+        span("1", None, "invoke_agent bank", {"gen_ai.operation.name": "invoke_agent"}, 0, 10),
+        span(
+            "2",
+            "1",
+            "execute_tool transfer",
+            {
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "transfer",
+                "gen_ai.tool.call.arguments": json.dumps(args, ensure_ascii=False),
+            },
+            1,
+            2,
+        ),
+    ]
+    (run,) = rebuild(spans)
+    assert run.tool_calls[0].arguments == args

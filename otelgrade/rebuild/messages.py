@@ -7,7 +7,6 @@ several). Every function here is total: malformed input gives fewer messages, ne
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -17,7 +16,10 @@ from otelgrade.rebuild.span_readers import text
 from otelgrade.trajectory import content_text
 
 Message = dict[str, Any]
-_LONG_DIGITS = re.compile(r"[0-9]{19}")
+# 19 digits in a row may be an integer beyond 64 bits. Found by mapping every byte to "0" (ASCII digits) or " "
+# and looking for the run: several times faster than a regular expression over long message texts.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_RUN = b"0" * 19
 
 
 # --- JSON helpers -------------------------------------------------------------------------
@@ -28,7 +30,7 @@ def loads(value: Any) -> Any:
     hold an integer too long for 64 bits (orjson would make it a float); what orjson refuses and Python's parser
     accepts (NaN, lone surrogates) is parsed as before."""
     if isinstance(value, str):
-        if not _LONG_DIGITS.search(value):
+        if _LONG_RUN not in value.encode("utf-8", "surrogatepass").translate(_DIGITS_ONLY):
             try:
                 return orjson.loads(value)
             except orjson.JSONDecodeError:

@@ -57,13 +57,8 @@ def agent(span: Span) -> RunFacts:
 
 def llm(span: Span) -> LLMFacts:
     attrs = span.attributes
-    flat: dict[str, dict[int, dict[str, Any]]] = {"input": {}, "output": {}}
-    for key, value in attrs.items():
-        match = _FLAT.match(key)
-        if match:
-            flat[match.group(1)].setdefault(int(match.group(2)), {})[match.group(3)] = value
-    inputs = _json_messages(attrs, "input") or _flat_messages(flat["input"])
-    outputs = _json_messages(attrs, "output") or _flat_messages(flat["output"])
+    inputs = _json_messages(attrs, "input") or _flat_messages(_flattened(attrs, "input"))
+    outputs = _json_messages(attrs, "output") or _flat_messages(_flattened(attrs, "output"))
     return LLMFacts(
         model=text(first(attrs, "llm.model_name", "gen_ai.response.model", "gen_ai.request.model")),
         provider=text(first(attrs, "llm.provider", "llm.system")),
@@ -130,6 +125,17 @@ def _json_messages(attrs: dict[str, Any], side: str) -> list[msg.Message]:
     if isinstance(doc, list) and doc and all(isinstance(m, dict) and "role" in m for m in doc):
         return msg.from_openai(doc)
     return []
+
+
+def _flattened(attrs: dict[str, Any], side: str) -> dict[int, dict[str, Any]]:
+    """The fields of each flattened message of one side (`llm.input_messages.0.message.role` ...), by index:
+    read only when the side has no JSON messages, which most spans that flatten them carry as well."""
+    prefix = f"llm.{side}_messages."
+    out: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        if key.startswith(prefix) and (match := _FLAT.match(key)):
+            out.setdefault(int(match.group(2)), {})[match.group(3)] = value
+    return out
 
 
 def _flat_messages(items: dict[int, dict[str, Any]]) -> list[msg.Message]:

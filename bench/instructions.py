@@ -1,0 +1,138 @@
+"""Instructions per span of each in-process stage, counted by valgrind's callgrind: the figure for comparing two
+versions of the code on a machine whose timings drift (a shared VM's CPU time for the same work varies by
+tens of percent between runs; its instruction count does not).
+
+Stages, on the loads of `bench.loads` (agent mix, captured traces):
+  receive   decode the requests and assemble their spans into completed traces
+  rebuild   rebuild every completed trace into trajectories
+  grade     grade every trajectory with the benchmark's code graders, exporting to the grades page's store
+Each stage is counted as (instructions of a process that runs it `--reps` extra times) - (instructions of one
+that does not), over the spans it covered; both processes start with the same warm-up, under a fixed hash seed.
+`--against REF` counts a git revision of this repository too (checked out in a temporary worktree), in the same
+run, and prints the change.
+
+usage: python -m bench.instructions [--against REF] [--loads agent,captured] [--reps 2]
+needs: valgrind
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STAGES = ("receive", "rebuild", "grade")
+
+# Run in the child process, from the checkout under test (argv: checkout, load, stage or "none", reps).
+CHILD = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from bench.loads import agent_mix, captured
+from bench.run import DETERMINISTIC
+from otelgrade.assemble import Assembler
+from otelgrade.decode import decode_traces
+from otelgrade.export import Exporter
+from otelgrade.graders.specs import grader_specs
+from otelgrade.grading import Grading, Suite
+from otelgrade.metrics import Metrics
+from otelgrade.rebuild import rebuild
+from otelgrade.settings import AssemblySettings
+from otelgrade.ui import RunStore
+
+load = agent_mix(200, 10, 50) if sys.argv[2] == "agent" else captured(1)
+bodies = load.issue()
+metrics = Metrics()
+store = RunStore(1000)
+grading = Grading([Suite.build("bench", {}, [s for g in DETERMINISTIC for s in grader_specs(g)])],
+                  Exporter(metrics, [store]), metrics, on_run=store.add_run)
+
+def receive():
+    assembler = Assembler(AssemblySettings(max_traces=10**6), metrics)
+    for body in bodies:
+        assembler.add_spans(decode_traces(body).spans, 0.0)
+    return assembler.drain()
+
+def rebuild_all():
+    return [t for c in completed for t in rebuild(c.spans, c.logs)]
+
+def grade_all():
+    for t in trajectories:
+        grading.grade(t)
+
+completed = receive()
+trajectories = rebuild_all()
+grade_all()
+stage = {"receive": receive, "rebuild": rebuild_all, "grade": grade_all}.get(sys.argv[3])
+for _ in range(int(sys.argv[4]) if stage else 0):
+    stage()
+print(sum(load.span_counts))
+"""
+
+
+def count(checkout: Path, load: str, stage: str, reps: int) -> tuple[int, int]:
+    """(spans in the load, instructions the whole process executed)."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", CHILD]
+    done = subprocess.run([*cmd, str(checkout), load, stage, str(reps)], capture_output=True, text=True, env=env)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise RuntimeError(f"the counted process failed:\n{done.stderr[-2000:]}")
+    return int(done.stdout.split()[-1]), int(found.group(1))
+
+
+def per_span(checkout: Path, load: str, reps: int) -> dict[str, float]:
+    spans, base = count(checkout, load, "none", 0)
+    return {stage: (count(checkout, load, stage, reps)[1] - base) / (reps * spans) for stage in STAGES}
+
+
+@contextlib.contextmanager
+def worktree(ref: str) -> Iterator[Path]:
+    """`ref` checked out in a temporary worktree, with this checkout's `bench/` (so both run the same loads)."""
+    path = Path(tempfile.mkdtemp(prefix="otelgrade-instructions-")) / "tree"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", "-q", str(path), ref], check=True)
+    try:
+        shutil.copytree(REPO / "bench", path / "bench", dirs_exist_ok=True)
+        yield path
+    finally:
+        subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(path)], check=False)
+        shutil.rmtree(path.parent, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    p.add_argument("--against", metavar="REF", help="also count this git revision, and print the change")
+    p.add_argument("--loads", default="agent,captured")
+    p.add_argument("--reps", type=int, default=2, help="extra passes of a stage in the counted process")
+    args = p.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        p.error("valgrind is not installed (Debian: apt install valgrind)")
+    loads = args.loads.split(",")
+    with contextlib.ExitStack() as stack:
+        other = stack.enter_context(worktree(args.against)) if args.against else None
+        print(f"| load | stage | {args.against + ' | ' if other else ''}this tree |{' change |' if other else ''}")
+        print("|---|---|---|" + ("---|---|" if other else ""))
+        for load in loads:
+            now = per_span(REPO, load, args.reps)
+            before = per_span(other, load, args.reps) if other else None
+            for stage in (*STAGES, "total"):
+                value = sum(now.values()) if stage == "total" else now[stage]
+                row = f"| {load} | {stage} | "
+                if before is not None:
+                    was = sum(before.values()) if stage == "total" else before[stage]
+                    row += f"{was:,.0f} | {value:,.0f} | {value / was - 1:+.1%} |"
+                else:
+                    row += f"{value:,.0f} |"
+                print(row, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
