@@ -73,12 +73,12 @@ def grade_all():
     for t in trajectories:
         grading.grade(t)
 
-completed = receive()
-trajectories = rebuild_all()
-grade_all()
 def floor():
     decode_walk(bodies)
 
+completed = receive()
+trajectories = rebuild_all()
+grade_all()
 floor()
 # The collector's work depends on the process's history (what is alive when it runs), which would move
 # instructions between stages from one process to the next: it is switched off while counting.
