@@ -24,11 +24,17 @@ DIALECTS: tuple[Dialect, ...] = tuple(
     )
 )
 
-# The index: each attribute key that marks a dialect -> a bit per dialect it marks (bit i is DIALECTS[i]).
-_MARKED_BY: dict[str, int] = {}
-for _i, _dialect in enumerate(DIALECTS):
-    for _key in _dialect.marks:
-        _MARKED_BY[_key] = _MARKED_BY.get(_key, 0) | 1 << _i
+
+def _marked_by(dialects: Sequence[Dialect]) -> dict[str, int]:
+    """The index: each attribute key that marks a dialect -> a bit per dialect it marks (bit i is dialects[i])."""
+    index: dict[str, int] = {}
+    for i, dialect in enumerate(dialects):
+        for key in dialect.marks:
+            index[key] = index.get(key, 0) | 1 << i
+    return index
+
+
+_MARKED_BY = _marked_by(DIALECTS)
 _MARKS = frozenset(_MARKED_BY)
 _NAMED = tuple((d.name_prefixes, 1 << i) for i, d in enumerate(DIALECTS) if d.name_prefixes)
 
