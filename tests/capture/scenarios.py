@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from client import failure, text, tool, tools
+from client import Scenario, failure, text, tool, tools
 
 Scenarios = dict[str, tuple[list[str], list[dict[str, Any]]]]
 
@@ -69,3 +69,15 @@ def tool_result(name: str, arguments: dict[str, Any]) -> str:
         "lookup": lambda: f"value-of-{arguments['key']}",
     }
     return answers[name]()
+
+
+def run_tool(scenario: Scenario, name: str, arguments: dict[str, Any]) -> str:
+    """Run a standard tool and record in the scenario's ground truth what it received and returned, or that it
+    failed (re-raised, for the framework to handle)."""
+    try:
+        result = tool_result(name, arguments)
+    except RuntimeError:
+        scenario.tool(name, arguments, error=True)
+        raise
+    scenario.tool(name, arguments, result)
+    return result

@@ -29,7 +29,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
-from scenarios import STANDARD, tool_result
+from scenarios import STANDARD, run_tool
 
 REDACTED = globals().get("REDACTED", False)
 # What a trace with inputs, outputs and messages hidden cannot carry: the request, the answer, the
@@ -46,39 +46,28 @@ s: Scenario  # the scenario being captured; the tools record into its request ru
 AGENT_TOOL = "booking_specialist"  # booking_agent called as a tool
 
 
-def answered(name, arguments):
-    """Run a standard tool and record what it received and returned (or that it failed)."""
-    try:
-        result = tool_result(name, arguments)
-    except RuntimeError:
-        s.tool(name, arguments, error=True)
-        raise
-    s.tool(name, arguments, result)
-    return result
-
-
 @function_tool
 def search_flights(origin: str, destination: str) -> str:
     """Search flights between two airports."""
-    return answered("search_flights", {"origin": origin, "destination": destination})
+    return run_tool(s, "search_flights", {"origin": origin, "destination": destination})
 
 
 @function_tool
 def book_flight(flight_id: str) -> str:
     """Book a flight."""
-    return answered("book_flight", {"flight_id": flight_id})
+    return run_tool(s, "book_flight", {"flight_id": flight_id})
 
 
 @function_tool
 def charge_card(amount: int) -> str:
     """Charge the customer's card."""
-    return answered("charge_card", {"amount": amount})
+    return run_tool(s, "charge_card", {"amount": amount})
 
 
 @function_tool
 def delete_account(user_id: str) -> str:
     """Delete a customer's account."""
-    return answered("delete_account", {"user_id": user_id})
+    return run_tool(s, "delete_account", {"user_id": user_id})
 
 
 class Hooks(RunHooks):
