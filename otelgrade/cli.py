@@ -152,7 +152,8 @@ def _grade(
     from otelgrade.offline import read_inputs
 
     config = load_config(config_path)
-    trajectories = list(read_inputs(inputs, mapped_dialects(config.rebuild.mappings)))
+    rebuild = config.rebuild
+    trajectories = list(read_inputs(inputs, mapped_dialects(rebuild.mappings), rebuild.ground_truth_from_spans))
     if not trajectories:
         raise InputError(f"no agent runs found in {' '.join(inputs)}")
     runs = asyncio.run(_grade_all(config, trajectories, judge_sample))

@@ -7,7 +7,6 @@ by the registered receivers. Errors name the file, the key path and what would b
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -21,6 +20,7 @@ from rapidfuzz.distance import OSA
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders import GraderSpec, grader_specs, native_suites
+from otelgrade.patterns import Pattern, PatternError, configured
 from otelgrade.receivers import receiver_types
 from otelgrade.route import FIELDS
 from otelgrade.settings import (
@@ -119,13 +119,68 @@ def load_config(path: str | Path | None = None) -> Config:
     except OSError as exc:
         raise ConfigError(f"cannot read config: {exc.strerror}", file=file) from None
     try:
-        doc = yaml.safe_load(text)
+        doc = _load_yaml(text)
     except yaml.YAMLError as exc:
         raise ConfigError(_yaml_problem(exc), file=file) from None
+    except ConfigError as exc:
+        raise exc.at("", file) from None
     try:
         return parse_config(doc, file)
     except ConfigError as exc:
         raise exc.at("", file) from None
+
+
+MAX_ALIAS_NODES = 10_000
+"""How many nodes YAML aliases (`*name`) may add to a config file, in all, once each is written out."""
+_ALIAS_COUNT_CAP = 1000 * MAX_ALIAS_NODES
+
+
+def _load_yaml(text: str) -> Any:
+    """`yaml.safe_load`, refusing a document whose aliases write out more than `MAX_ALIAS_NODES` nodes, before
+    anything is built from it (a few hundred bytes of nested aliases can stand for billions of nodes)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _check_aliases(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _check_aliases(root: yaml.Node) -> None:
+    sizes: dict[int, int] = {}  # a node's size with its aliases written out, by id (aliases share the node)
+    started: set[int] = set()
+
+    def size(node: yaml.Node) -> int:
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        if id(node) in started:
+            raise ConfigError(
+                f"a YAML alias at line {node.start_mark.line + 1} refers to a block that contains it (an endless "
+                "document); write that block out"
+            )
+        started.add(id(node))
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        total = 1 + sum(size(child) for child in children)
+        sizes[id(node)] = min(total, _ALIAS_COUNT_CAP)  # enough to refuse, without counting to billions
+        return sizes[id(node)]
+
+    written_out = size(root)
+    added = written_out - len(sizes)
+    if added > MAX_ALIAS_NODES:
+        shown = f"{added}" if written_out < _ALIAS_COUNT_CAP else f"over {_ALIAS_COUNT_CAP}"
+        raise ConfigError(
+            f"the YAML aliases (*name) in this file would write out {shown} more nodes than it has, over the "
+            f"{MAX_ALIAS_NODES} allowed (aliases nested in aliases multiply); write the repeated blocks out, or "
+            "alias fewer of them"
+        )
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:
@@ -139,6 +194,12 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
 
 
 def parse_config(doc: Any, source: str = "<string>") -> Config:
+    """Validate a parsed config document; every pattern it configures is checked for catastrophic backtracking."""
+    with configured():
+        return _parse_config(doc, source)
+
+
+def _parse_config(doc: Any, source: str) -> Config:
     if doc is None:
         doc = {}
     if not isinstance(doc, Mapping):
@@ -232,8 +293,8 @@ def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
         for pattern in value if isinstance(value, list) else [value]:
             if isinstance(pattern, str) and pattern.startswith("^"):
                 try:
-                    re.compile(pattern)
-                except re.error as exc:
+                    Pattern(pattern)  # inside `configured()`: also refused when it backtracks catastrophically
+                except PatternError as exc:
                     raise ConfigError(f"invalid regex {pattern!r}: {exc}", f"{where}.match.{key}") from None
     graders = raw.get("graders")
     if not graders:

@@ -21,6 +21,7 @@ from otelgrade.graders.base import is_judge
 from otelgrade.graders.scope import Scoped
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.metrics import Metrics
+from otelgrade.patterns import TRACE_BUDGET_SECONDS, budget
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.results import OUTCOMES, Grade, GradeResult, Outcome
@@ -72,8 +73,10 @@ class Grading:
         on_run: Callable[[Trajectory], None] | None = None,
         dialects: Sequence[Dialect] = (),
         remember: int = 10_000,
+        span_ground_truth: bool = False,
     ) -> None:
         self.export = export
+        self.span_ground_truth = span_ground_truth  # `rebuild.ground_truth_from_spans`
         self.on_run = on_run  # sees every run that some suite grades, before its grades are exported
         self.metrics = metrics if metrics is not None else Metrics()
         self.clock, self.wall = clock, wall
@@ -144,8 +147,9 @@ class Grading:
     ) -> None:
         """The live path: rebuild a completed trace and grade every run in it (`revision` 2 and up: the trace
         closed again after late spans arrived)."""
-        for trajectory in rebuild(spans, logs, self.dialects):
-            self.grade(trajectory, again=revision > 1)
+        with budget(TRACE_BUDGET_SECONDS):  # the trace's runs share one time budget for regular expressions
+            for trajectory in rebuild(spans, logs, self.dialects):
+                self.grade(without_span_ground_truth(trajectory, self.span_ground_truth), again=revision > 1)
         if last_seen is not None:
             self.metrics.grading_delay.observe(max(0.0, self.clock() - last_seen))
 
@@ -209,6 +213,13 @@ class Grading:
             outcomes[key] = (grade.outcome, grade.revision)
         if before is not None:
             self.metrics.regrades.labels(grade.suite, grade.grader, _change(before[0], grade.outcome)).inc()
+
+
+def without_span_ground_truth(trajectory: Trajectory, allowed: bool) -> Trajectory:
+    """The rebuilt run, without the ground truth its spans set unless `rebuild.ground_truth_from_spans` allows it."""
+    if allowed or trajectory.ground_truth is None:
+        return trajectory
+    return trajectory.model_copy(update={"ground_truth": None})
 
 
 GradeKey = tuple[str, str, str, str | None]  # run span id, suite, grader, call span id

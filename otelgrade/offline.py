@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from otelgrade.decode import DecodeError, decode_logs, decode_traces, sniff_signal
 from otelgrade.errors import InputError
+from otelgrade.grading import without_span_ground_truth
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.spans import AnySpan, LogEvent
@@ -48,18 +49,23 @@ class _Collected:
             self.logs.setdefault(event.trace_id, []).append(event)
 
 
-def read_inputs(paths: Sequence[str | Path], dialects: Sequence[Dialect] = ()) -> Iterator[Trajectory]:
+def read_inputs(
+    paths: Sequence[str | Path], dialects: Sequence[Dialect] = (), span_ground_truth: bool = True
+) -> Iterator[Trajectory]:
     """Files or directories: OTLP protobuf `*.pb` (ExportTraceServiceRequest), `*.logs.pb`
     (ExportLogsServiceRequest), OTLP JSON `*.json`/`*.jsonl` (traces or logs, one request per file
     or per line), and trajectory JSON (objects as printed by `otelgrade trajectories`, one per line,
     recognised by having `trace_id` + `span_id` + `tool_calls`/`llm_calls` keys). Spans and logs of
     all files given are grouped by trace id before rebuilding (a trace is split over many files).
     Also what the Python SDK's ConsoleSpanExporter and ConsoleLogRecordExporter print (JSON objects one after
-    another, ids as 0x-hex). Raises otelgrade.errors.InputError naming the file for unreadable input."""
+    another, ids as 0x-hex). Without `span_ground_truth`, runs rebuilt from spans drop the ground truth their spans
+    set (`rebuild.ground_truth_from_spans`). Raises otelgrade.errors.InputError naming the file for unreadable
+    input."""
     collected = _collect(paths)
     yield from collected.trajectories
     for trace_id, spans in collected.spans.items():
-        yield from rebuild(spans, collected.logs.get(trace_id, ()), dialects)
+        for trajectory in rebuild(spans, collected.logs.get(trace_id, ()), dialects):
+            yield without_span_ground_truth(trajectory, span_ground_truth)
 
 
 def read_spans(paths: Sequence[str | Path]) -> dict[str, tuple[list[AnySpan], list[LogEvent]]]:

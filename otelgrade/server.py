@@ -13,8 +13,10 @@ memory bounded, chosen so that nothing received is silently lost:
 With `durability.spool_dir`, accepted requests are spooled before they are acknowledged and
 replayed at start-up, and graded runs are marked in the spool once the sinks have their grades. A sink that
 can read back what it holds (JSONL) does not write again the grades of runs graded just before a crash.
-Shutdown is bounded: complete runs are code-graded, then judges get what is left of
-`server.shutdown_timeout`.
+Shutdown is bounded by `server.shutdown_timeout`, however much is held: held runs are code-graded until it
+is spent, judges get what is left of it, and the runs not graded by then are counted in the log (with a spool
+they stay in it and are graded at the next start). A reload reads and builds the new config on a thread, so the
+loop keeps answering meanwhile.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from otelgrade.ingest import Ingest
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.judges.runner import JudgeRunner
 from otelgrade.metrics import Metrics
+from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
 from otelgrade.sinks import RecallingSink
@@ -101,6 +104,8 @@ class Server:
         self._backlog_bytes = 0.0  # and the bytes received for them
         self._was_busy = False
         self._held_peak = 0.0  # the most bytes held since memory was last handed back to the OS
+        self._grade_until: float | None = None  # set at shutdown: traces the grading thread reaches later wait
+        self._ungraded = 0  # traces not graded at shutdown for want of time (written by the grading thread)
         self.spool: Spool | None = None  # opened in serve(), with `durability.spool_dir`
         self.ingest = Ingest(
             self.assembler,
@@ -128,6 +133,7 @@ class Server:
             dialects=mapped_dialects(config.rebuild.mappings),
             remember=config.assembly.regrade_traces,
         )
+            span_ground_truth=config.rebuild.ground_truth_from_spans,
 
     def _suites(self, config: Config) -> list[Suite]:
         judges: JudgeClient = self._judges if self._judges is not None else DISABLED
@@ -156,7 +162,7 @@ class Server:
         await self._stop.wait()
 
         log.info("shutting down: refusing new requests, grading %d in-flight traces", self.assembler.traces_in_flight)
-        deadline = self.clock() + self.config.server.shutdown_timeout
+        deadline = self._grade_until = self.clock() + self.config.server.shutdown_timeout
         self.ready = False
         await asyncio.gather(*(r.stop() for r in receivers), return_exceptions=True)
         ticker.cancel()
@@ -165,11 +171,27 @@ class Server:
         self._grade(self.assembler.drain())
         await self._close_grading(deadline)
         if metrics_runner is not None:
+        self._report_ungraded()
             await metrics_runner.cleanup()
         log.info("stopped")
         return 0
 
     def _on_stop_signal(self, sig: signal.Signals) -> None:
+    def _report_ungraded(self) -> None:
+        if not self._ungraded:
+            return
+        kept = (
+            "they stay in the spool and are graded at the next start"
+            if self.spool is not None
+            else "they are lost: with durability.spool_dir they would be graded at the next start"
+        )
+        log.warning(
+            "shutdown: %d trace(s) not graded within server.shutdown_timeout (%gs); %s",
+            self._ungraded,
+            self.config.server.shutdown_timeout,
+            kept,
+        )
+
         if self._stop.is_set():
             return
         log.info("received %s", sig.name)
@@ -344,7 +366,10 @@ class Server:
         grading = self.grading
         unmarked: list[str] = []
         marked_at = self.clock()
-        for trace in completed:
+        for done, trace in enumerate(completed):
+            if self._grade_until is not None and self.clock() >= self._grade_until:
+                self._ungraded += len(completed) - done  # shutdown's time is spent; unmarked, a spool keeps them
+                break
             if trace.spans:  # else: log records whose spans never came, nothing to rebuild
                 try:
                     grading.grade_trace(trace.spans, trace.logs, trace.last_seen, trace.revision)
@@ -390,7 +415,7 @@ class Server:
             before = self._stamp()
             await asyncio.sleep(TICK_SECONDS)
             if self._stamp() == before:
-                config = load_config(self.config_path)
+                config = await asyncio.to_thread(load_config, self.config_path)  # the loop keeps answering
                 if self._stamp() == before:
                     self._config_stamp = before
                     return config
@@ -398,6 +423,10 @@ class Server:
                 raise ConfigError(f"the file kept changing for {CONFIG_SETTLE_SECONDS:g}s", file=self.config_path)
 
     def _refuse_empty(self, config: Config) -> None:
+    def _built(self, config: Config) -> tuple[list[Suite], tuple[Dialect, ...]]:
+        """The suites and span mappings of a config (on a thread: building graders may take a while)."""
+        return self._suites(config), mapped_dialects(config.rebuild.mappings)
+
         """A config that grades nothing replaces one that grades something only when it says so (`suites: []`):
         an emptied or truncated file must not silently stop grading."""
         if not config.suites and self.config.suites and not config.suites_listed:
@@ -417,7 +446,7 @@ class Server:
             try:
                 config = await self._read_settled()
                 self._refuse_empty(config)
-                suites, dialects = self._suites(config), mapped_dialects(config.rebuild.mappings)
+                suites, dialects = await asyncio.to_thread(self._built, config)
                 await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.install, suites, dialects)
             except Exception as exc:
                 self.metrics.config_reloads.labels("refused").inc()
@@ -427,6 +456,7 @@ class Server:
             self.assembler.reconfigure(config.assembly, keep_closed=_regrades(config))
             self.grading.remember = config.assembly.regrade_traces
             self.ingest.max_request_bytes = config.receivers.max_request_bytes
+            self.grading.span_ground_truth = config.rebuild.ground_truth_from_spans
             self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving
             fixed = [
                 key

@@ -190,6 +190,10 @@ class RebuildSettings(Strict):
 
 
 class Price(Strict):
+    # Take a run's reference answer from its span attribute `otelgrade.ground_truth`. Off by default: whoever sends
+    # spans would choose what their run is graded against (a grader's own `ground_truth` and trajectory JSON given
+    # to `otelgrade grade` are always read).
+    ground_truth_from_spans: bool = False
     """USD per million tokens."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -18,7 +18,7 @@ from otelgrade.errors import ConfigError
 from otelgrade.graders.base import GradeFn, Grader, build_grader, grader
 from otelgrade.graders.combinators import Named, all_of, per_turn
 from otelgrade.graders.specs import GraderSpec, native_file, native_shape
-from otelgrade.patterns import PatternError, search
+from otelgrade.patterns import PatternError, check_configured, search
 from otelgrade.results import GradeResult
 from otelgrade.trajectory import Trajectory
 
@@ -137,7 +137,12 @@ def equals(
 @grader("evaldeck.regex", "output_matches", "RegexGrader", reads=("output",))
 def regex(pattern: str | None = None, flags: int = 0, field: str | None = None) -> GradeFn:
     """`re.search(pattern, output, flags)`; an invalid pattern is an `error` grade, as in evaldeck
-    (an empty pattern counts as unset)."""
+    (an empty pattern counts as unset); one that backtracks catastrophically is refused with the config."""
+    if pattern:
+        try:
+            check_configured(pattern, flags)
+        except PatternError as exc:
+            raise ConfigError(str(exc), "pattern") from None
 
     def grade(trajectory: Trajectory) -> GradeResult:
         want = pattern
