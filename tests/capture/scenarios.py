@@ -7,6 +7,7 @@ The tools they ask for: search_flights(origin, destination), book_flight(flight_
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from client import Scenario, failure, text, tool, tools
@@ -81,3 +82,37 @@ def run_tool(scenario: Scenario, name: str, arguments: dict[str, Any]) -> str:
         raise
     scenario.tool(name, arguments, result)
     return result
+
+
+def travel_tools(scenario: Callable[[], Scenario]) -> list[Callable[..., str]]:
+    """The standard tools as typed, documented Python functions (what frameworks build tool schemas from),
+    each recording what it received and returned into the scenario being captured."""
+
+    def recorded(name: str, **arguments: Any) -> str:
+        return run_tool(scenario(), name, arguments)
+
+    def search_flights(origin: str, destination: str) -> str:
+        """Search flights between two airports."""
+        return recorded("search_flights", origin=origin, destination=destination)
+
+    def book_flight(flight_id: str) -> str:
+        """Book a flight."""
+        return recorded("book_flight", flight_id=flight_id)
+
+    def charge_card(amount: int) -> str:
+        """Charge the customer's card."""
+        return recorded("charge_card", amount=amount)
+
+    def get_weather(city: str) -> str:
+        """Current weather in a city."""
+        return recorded("get_weather", city=city)
+
+    def delete_account(user_id: str) -> str:
+        """Delete a customer's account."""
+        return recorded("delete_account", user_id=user_id)
+
+    def lookup(key: str) -> str:
+        """Look up a key."""
+        return recorded("lookup", key=key)
+
+    return [search_flights, book_flight, charge_card, get_weather, delete_account, lookup]

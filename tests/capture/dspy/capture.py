@@ -22,7 +22,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from scenarios import STANDARD, tool_result
+from scenarios import STANDARD, travel_tools
 
 provider = TracerProvider(resource=Resource.create({"service.name": "travel-service"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
@@ -51,49 +51,7 @@ lm = dspy.LM(
 dspy.configure(lm=lm, callbacks=[ModelCalls()])
 
 
-def recorded(name: str, **arguments):
-    try:
-        result = tool_result(name, arguments)
-    except Exception:
-        s.tool(name, arguments, error=True)
-        raise
-    s.tool(name, arguments, result)
-    return result
-
-
-def search_flights(origin: str, destination: str) -> str:
-    """Search flights between two airports."""
-    return recorded("search_flights", origin=origin, destination=destination)
-
-
-def book_flight(flight_id: str) -> str:
-    """Book a flight."""
-    return recorded("book_flight", flight_id=flight_id)
-
-
-def charge_card(amount: int) -> str:
-    """Charge the customer's card."""
-    return recorded("charge_card", amount=amount)
-
-
-def get_weather(city: str) -> str:
-    """Current weather in a city."""
-    return recorded("get_weather", city=city)
-
-
-def delete_account(user_id: str) -> str:
-    """Delete a customer's account."""
-    return recorded("delete_account", user_id=user_id)
-
-
-def lookup(key: str) -> str:
-    """Look up a key."""
-    return recorded("lookup", key=key)
-
-
-agent = dspy.ReAct(
-    "question -> answer", tools=[search_flights, book_flight, charge_card, get_weather, delete_account, lookup]
-)
+agent = dspy.ReAct("question -> answer", tools=travel_tools(lambda: s))
 
 
 def step(thought: str, tool_name: str, arguments: dict) -> dict:
