@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import random
+import re
 import socket
 import threading
 import time
@@ -93,8 +94,12 @@ def value(metrics: Metrics, name: str, **labels: str) -> float:
     return metrics.registry.get_sample_value(name, labels) or 0.0
 
 
+FENCED = re.compile(r"<(data-[0-9a-f]{16})>\n(.*?)\n</\1>", re.DOTALL)
+
+
 def user_text(body: dict[str, Any]) -> str:
-    return "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
+    """The user message, with the run's texts out of the blocks that fence them."""
+    return FENCED.sub(r"\2", "\n".join(m["content"] for m in body["messages"] if m["role"] == "user"))
 
 
 def test_passing_and_failing_judgements(fake: FakeOpenAI) -> None:

@@ -3,6 +3,10 @@ sample of runs, within concurrency, rate and spend limits, off the ingest path, 
 
 A judge that cannot answer (outage, timeout, malformed or out-of-range answer) gives an `error` grade, never a
 `fail`; a run that is not judged (not sampled, queue full, budget spent, no key) is `skipped`.
+
+What a judge answers is kept bounded and clean: its API key is replaced wherever the answer (or an error the
+endpoint sent) repeats it, and the rationale and the answer kept in a grade's metadata are cut at
+`ANSWER_CHARS` (the prompt at `PROMPT_CHARS`), saying how much was left out.
 """
 
 from __future__ import annotations
@@ -31,6 +35,13 @@ from otelgrade.settings import Budget, JudgeSettings, SampleRates
 from otelgrade.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
+
+ANSWER_CHARS = 4096
+"""The most of a judge's rationale, and of its raw answer, a grade keeps."""
+PROMPT_CHARS = 16384
+"""The most of the prompt sent a grade keeps, to show what the judge was asked."""
+REDACTED = "[redacted]"
+MIN_SECRET_CHARS = 4  # a shorter key is not looked for: it would blank out ordinary words
 
 # Why a run was not judged: the `reason` label of otelgrade_judge_skipped_runs_total, and the rationale.
 SKIP_REASONS = {
@@ -316,6 +327,10 @@ class JudgeRunner:
             return await self._call(lane, request)
 
     async def _call(self, lane: _Lane, request: JudgeRequest) -> GradeResult:
+        secrets = [lane.api_key] if lane.api_key and len(lane.api_key) >= MIN_SECRET_CHARS else []
+        return _bounded(await self._ask(lane, request), secrets)
+
+    async def _ask(self, lane: _Lane, request: JudgeRequest) -> GradeResult:
         params = self._params(lane, request)
         client = self._client(lane)
         attempts = lane.max_retries + 1
@@ -419,6 +434,28 @@ class JudgeRunner:
             if pacer is not None:
                 pacer.spend(total)
         return tokens_in, tokens_out
+
+
+def _bounded(result: GradeResult, secrets: Sequence[str]) -> GradeResult:
+    """The result with the secrets replaced, and its rationale and metadata texts cut to size."""
+
+    def clean(text: str, limit: int) -> str:
+        for secret in secrets:
+            text = text.replace(secret, REDACTED)
+        return cut(text, limit)
+
+    metadata = {
+        key: clean(value, PROMPT_CHARS if key == "prompt" else ANSWER_CHARS) if isinstance(value, str) else value
+        for key, value in result.metadata.items()
+    }
+    return result.model_copy(update={"rationale": clean(result.rationale, ANSWER_CHARS), "metadata": metadata})
+
+
+def cut(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and how many more were not kept."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit} more characters not kept]"
 
 
 def _sampled_at(result: GradeResult, rate: float, sampled: bool = True) -> GradeResult:
