@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -241,3 +244,46 @@ def test_the_token_file_is_read_from_the_config_folder(tmp_path, monkeypatch):
     monkeypatch.chdir("/")
     auth = load_config(path).receivers.auth
     assert auth is not None and auth.token() == "s3cret"
+
+
+ALIAS_BOMB = (
+    "suites:\n  - name: bomb\n    graders: [{type: max_tool_calls, max: 5}]\n    match:\n"
+    + "".join(
+        f"      tier.{name}: &{name} [{', '.join([f'*{inner}' if inner else 'lol'] * 9)}]\n"
+        for inner, name in zip(["", "a", "b", "c", "d", "e"], "abcdef", strict=True)
+    )
+    + "      agent_name: [*f, *f, *f, *f, *f, *f, *f, *f, *f]\n"
+)  # about nine to the seventh nodes once written out
+
+
+def check_config(path: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "otelgrade", "check-config", str(path)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60)
+
+
+def test_check_config_refuses_yaml_aliases_that_write_out_too_much(tmp_path):
+    assert len(ALIAS_BOMB) < 600
+    began = time.monotonic()
+    checked = check_config(write(tmp_path, ALIAS_BOMB))
+    assert (
+        checked.returncode == 2
+        and "YAML aliases" in checked.stderr
+        and "write the repeated blocks out" in checked.stderr
+    )
+    assert time.monotonic() - began < 10
+    endless = check_config(write(tmp_path, "suites: &s [{name: s, graders: [{type: max_steps, max: 2}], x: *s}]\n"))
+    assert endless.returncode == 2 and "refers to a block that contains it" in endless.stderr
+
+
+def test_yaml_aliases_that_share_a_block_still_load(tmp_path):
+    text = """
+suites:
+  - name: a
+    graders: &shared [{type: max_tool_calls, max: 10}, {type: max_steps, max: 20}]
+  - name: b
+    match: {agent_name: "^b"}
+    graders: *shared
+"""
+    checked = check_config(write(tmp_path, text))
+    assert checked.returncode == 0, checked.stderr
+    assert "2 suite(s), 4 grader(s)" in checked.stdout

@@ -1,12 +1,15 @@
 """Reload and shutdown under trouble: a config file is installed only once written whole, a file that would
-silently stop all grading is refused (logged and counted), and SIGTERM with a judge that never answers stops
-within `server.shutdown_timeout`, code grades given and the judge's grades recorded as `error`."""
+silently stop all grading (or an alias bomb) is refused (logged and counted), a reload is read off the event loop,
+and SIGTERM stops within `server.shutdown_timeout` however much is held or whatever a judge does: code grades
+given, the judge's grades recorded as `error`, runs not graded counted, and kept by a spool for the next start."""
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import yaml
@@ -14,6 +17,9 @@ from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExport
 
 from tests.conftest import ServeProcess
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.receivers_harness import sid, span_pb, traces_request
+from tests.test_config import ALIAS_BOMB
+from tests.test_memory_limits import post
 from tests.test_regex_budget import send_run
 from tests.test_server import WEATHER_SUITE, agent_run
 
@@ -104,3 +110,77 @@ def test_shutdown_is_bounded_while_a_judge_hangs(
         assert outcomes[(trace_id, "tool_budget")]["outcome"] == "pass"
         helpful = outcomes[(trace_id, "helpful")]
         assert helpful["outcome"] == "error" and helpful["metadata"]["reason"] == "shutdown"
+
+
+def test_a_yaml_alias_bomb_is_refused_on_reload_while_the_loop_keeps_answering(serve: Serve) -> None:
+    server = serve({"suites": [WEATHER_SUITE]})
+    with server.health_probe() as stalls:
+        server.write_config(ALIAS_BOMB)
+        server.wait_for_metric("otelgrade_config_reloads_total", {"result": "refused"}, 1)
+        kept = send_and_wait(server, "weather")
+    assert "YAML aliases" in server.log()
+    assert max(stalls) < 1.0, f"/healthz took {max(stalls):.2f}s during the reload"
+    assert server.stop() == 0
+    assert suites_graded(server)[kept] == {"weather"}
+
+
+def test_a_large_config_is_read_on_a_thread_while_the_loop_keeps_answering(serve: Serve) -> None:
+    server = serve({"suites": [WEATHER_SUITE]})
+    agents = [f"agent-{i}" for i in range(60_000)]  # a megabyte of YAML: seconds to parse
+    large = {**WEATHER_SUITE, "name": "weather_v2", "match": {"agent_name": ["weather", *agents]}}
+    with server.health_probe() as stalls:
+        began = time.monotonic()
+        server.write_config({**server.config, "suites": [large]})
+        server.wait_for_metric("otelgrade_config_reloads_total", {"result": "ok"}, 1, timeout=30)
+        took = time.monotonic() - began
+    assert took > 1.0  # the reload did take a while
+    assert max(stalls) < 0.5, f"/healthz took {max(stalls):.2f}s during a {took:.1f}s reload"
+    trace_id = send_and_wait(server, "weather_v2")
+    assert server.stop() == 0
+    assert suites_graded(server)[trace_id] == {"weather_v2"}
+
+
+def held_runs(server: ServeProcess, count: int, first: int = 1) -> set[str]:
+    """Send `count` one-span agent runs over OTLP/HTTP, in requests of 5000; their trace ids."""
+    trace_ids = [n.to_bytes(16, "big") for n in range(first, first + count)]
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bulk"}
+    for start in range(0, count, 5000):
+        spans = [
+            span_pb(sid(1), trace_id=t, name="invoke_agent bulk", **agent) for t in trace_ids[start : start + 5000]
+        ]
+        assert post(server, traces_request(spans)).status == 200
+    server.wait_for_metric("otelgrade_traces_in_flight", None, count)
+    return {t.hex() for t in trace_ids}
+
+
+HOLD = {"assembly": {"settle": "60s", "idle_timeout": "60s", "max_traces": 100_000}}
+
+
+def test_shutdown_stops_grading_held_runs_at_the_timeout(serve: Serve) -> None:
+    server = serve({**HOLD, "server": {"shutdown_timeout": "1s"}})
+    sent = held_runs(server, 20_000)
+    began = time.monotonic()
+    server.send_signal(signal.SIGTERM)
+    exit_code = server.process.wait(60)
+    took = time.monotonic() - began
+    assert exit_code == 0, server.log()
+    assert took < 1 + 3, f"stopped {took:.1f}s after SIGTERM with a 1s shutdown_timeout"
+    found = re.search(
+        r"shutdown: (\d+) trace\(s\) not graded within server.shutdown_timeout \(1s\); they are lost", server.log()
+    )
+    assert found is not None, server.log()[-2000:]
+    graded = {g["trace_id"] for g in server.grades()}
+    assert graded < sent and len(graded) + int(found.group(1)) == len(sent)
+
+
+def test_runs_not_graded_by_the_shutdown_timeout_are_graded_at_the_next_start(serve: Serve, tmp_path: Path) -> None:
+    spool = {"durability": {"spool_dir": str(tmp_path / "spool")}}
+    first = serve({**HOLD, **spool, "server": {"shutdown_timeout": "0s"}})
+    sent = held_runs(first, 200)
+    assert first.stop() == 0
+    assert "200 trace(s) not graded" in first.log() and "they stay in the spool" in first.log()
+    assert first.grades() == []
+    second = serve({**spool, "assembly": {"settle": "200ms"}})
+    second.wait_for_metric("otelgrade_runs_graded_total", {"suite": "default"}, 200)
+    assert second.stop() == 0
+    assert {g["trace_id"] for g in second.grades()} == sent
