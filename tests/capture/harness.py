@@ -9,6 +9,7 @@ builds the framework's own environment (`.capture-envs/<source>`, never committe
 servers, and runs the script with:
 
     OPENAI_BASE_URL / OPENAI_API_KEY     the scripted model (chat completions, streamed or not)
+    ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY   the same script as the Anthropic Messages API (/v1/messages)
     OTEL_EXPORTER_OTLP_ENDPOINT          the recorder (OTLP/HTTP; traces and logs)
     CAPTURE_HARNESS_URL                  the control API below
 
@@ -106,6 +107,7 @@ class Harness:
             "trace_ids": body.get("trace_ids") or trace_ids,
             "model_requests": len(self.model_requests),
             "runs": runs,
+            **{key: body[key] for key in ("nested_runs_allowed", "note") if key in body},
         }
         self.scenario = None
         return web.json_response({"ok": True, "requests": len(self.captured), "trace_ids": trace_ids})
@@ -129,15 +131,19 @@ class Harness:
 
     # --- scripted model ------------------------------------------------------------------
 
-    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
-        body = await request.json()
+    def _next_reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The scripted reply to one model request: a reply, or {"error": status, "message": ...}."""
         self.model_requests.append(body)
         if not self.replies:
             self.problems.append(f"{self.scenario}: model asked for more replies than scripted")
-            message = "capture harness: no scripted reply left for this scenario"
-            return web.json_response({"error": {"message": message, "type": "harness"}}, status=500)
-        reply = self.replies[0] if "error" in self.replies[0] else self.replies.pop(0)
-        if "error" in reply:  # a failed backend stays failed: the client's retries see it too
+            return {"error": 500, "message": "capture harness: no scripted reply left for this scenario"}
+        # a failed backend stays failed: the client's retries see it too
+        return self.replies[0] if "error" in self.replies[0] else self.replies.pop(0)
+
+    async def chat_completions(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        reply = self._next_reply(body)
+        if "error" in reply:
             error = {"error": {"message": reply.get("message", "scripted failure"), "type": "server_error"}}
             return web.json_response(error, status=int(reply["error"]))
         n = next(self._ids)
@@ -175,6 +181,43 @@ class Harness:
         }
         return web.json_response(completion)
 
+    async def anthropic_messages(self, request: web.Request) -> web.StreamResponse:
+        """The same script played as the Anthropic Messages API: text and `tool_use` content blocks; the
+        next request answers them with `tool_result` blocks (recorded like any request)."""
+        body = await request.json()
+        reply = self._next_reply(body)
+        if "error" in reply:
+            error = {
+                "type": "error",
+                "error": {"type": "api_error", "message": reply.get("message", "scripted failure")},
+            }
+            return web.json_response(error, status=int(reply["error"]))
+        n = next(self._ids)
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": reply["text"]}] if reply.get("text") else []
+        blocks += [
+            {
+                "type": "tool_use",
+                "id": call.get("id") or f"toolu_{n}_{i}",
+                "name": call["name"],
+                "input": json.loads(call["arguments"]) if isinstance(call["arguments"], str) else call["arguments"],
+            }
+            for i, call in enumerate(reply.get("tool_calls", []))
+        ]
+        input_tokens, output_tokens = reply.get("usage", (50 + 10 * len(self.model_requests), 12))
+        message = {
+            "id": f"msg_capture_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "scripted"),
+            "content": blocks,
+            "stop_reason": "tool_use" if reply.get("tool_calls") else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": input_tokens, "output_tokens": output_tokens},
+        }
+        if body.get("stream"):
+            return await _stream_anthropic(request, message)
+        return web.json_response(message)
+
     async def models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
 
@@ -183,9 +226,11 @@ class Harness:
         app.router.add_post("/_harness/begin", self.begin)
         app.router.add_post("/_harness/end", self.end)
         app.router.add_post("/v1/{signal:traces|logs}", self.otlp)
+        app.router.add_post("/api/public/otel/v1/{signal:traces}", self.otlp)  # Langfuse SDK exporter path
         app.router.add_post("/v1/chat/completions", self.chat_completions)
         app.router.add_post("/chat/completions", self.chat_completions)
         app.router.add_get("/v1/models", self.models)
+        app.router.add_post("/v1/messages", self.anthropic_messages)
         return app
 
 
@@ -230,6 +275,35 @@ async def _stream(
         chunk = {**head, "object": "chat.completion.chunk", "choices": [], "usage": usage}
         await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
     await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+async def _stream_anthropic(request: web.Request, message: dict[str, Any]) -> web.StreamResponse:
+    """Answer as server-sent events, the way the Anthropic Messages API streams a message."""
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+
+    async def send(event: str, data: dict[str, Any]) -> None:
+        await response.write(f"event: {event}\ndata: {json.dumps({'type': event, **data})}\n\n".encode())
+
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}
+    await send("message_start", {"message": start})
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            await send("content_block_start", {"index": index, "content_block": {"type": "text", "text": ""}})
+            for i in range(0, len(block["text"]), 16):
+                delta = {"type": "text_delta", "text": block["text"][i : i + 16]}
+                await send("content_block_delta", {"index": index, "delta": delta})
+        else:
+            await send("content_block_start", {"index": index, "content_block": {**block, "input": {}}})
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+            await send("content_block_delta", {"index": index, "delta": delta})
+        await send("content_block_stop", {"index": index})
+    stop = {"stop_reason": message["stop_reason"], "stop_sequence": None}
+    await send("message_delta", {"delta": stop, "usage": {"output_tokens": usage["output_tokens"]}})
+    await send("message_stop", {})
     await response.write_eof()
     return response
 
@@ -340,6 +414,8 @@ async def capture(folder: Path, out: Path) -> list[str]:
         "OPENAI_BASE_URL": f"{base}/v1",
         "OPENAI_API_BASE": f"{base}/v1",
         "OPENAI_API_KEY": "sk-capture-harness",
+        "ANTHROPIC_BASE_URL": base,
+        "ANTHROPIC_API_KEY": "sk-ant-capture-harness",
         "OTEL_EXPORTER_OTLP_ENDPOINT": base,
         "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
         "CAPTURE_HARNESS_URL": base,

@@ -1,0 +1,158 @@
+"""A hand-written tool loop for capture scripts of provider-SDK instrumentations (standard library only).
+
+No agent framework: the loop asks the model, runs the tools it asks for as plain Python functions, and
+answers their results (a failing tool as "error: <reason>") in the next request, until the model answers
+in text. Each scenario is wrapped in a `handle_request` span, as a web service would; the two-request
+scenario serves two separate user requests in one trace, each with a fresh conversation. The script
+supplies the provider: a `Chat` per request, on the provider's SDK.
+
+    from tool_loop import capture
+    capture(OpenAIChat, span=lambda name: tracer.start_as_current_span(name), flush=provider.force_flush)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from client import Scenario, failure, text, tool, tools
+
+SYSTEM = "You are a travel assistant."
+
+
+@dataclass
+class Call:
+    """A tool call as the model asked for it."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class Chat(Protocol):
+    """One request's conversation with the model, in the provider's own message format."""
+
+    def ask(self) -> tuple[str | None, list[Call]]:
+        """Send the conversation; the answer's text and tool calls (raises when the model call fails)."""
+
+    def answer(self, results: list[tuple[Call, str, bool]]) -> None:
+        """Add the tools' results (call, result text, whether the tool failed) to the conversation."""
+
+
+def search_flights(origin: str, destination: str) -> str:
+    return "UA123 09:00 $320"
+
+
+def book_flight(flight_id: str) -> str:
+    return "booked ABC123456"
+
+
+def charge_card(amount: int) -> str:
+    raise RuntimeError("card declined")
+
+
+def get_weather(city: str) -> str:
+    return {"Paris": "12C rain", "Tokyo": "18C sun"}[city]
+
+
+def delete_account(user_id: str) -> str:
+    return f"account {user_id} deleted"
+
+
+def lookup(key: str) -> str:
+    return f"value-of-{key}"
+
+
+FUNCTIONS: dict[str, Callable[..., str]] = {
+    f.__name__: f for f in (search_flights, book_flight, charge_card, get_weather, delete_account, lookup)
+}
+SEVEN = [tool("lookup", {"key": f"k{i}"}) for i in range(1, 8)]
+SCENARIOS: dict[str, tuple[list[str], list[dict[str, Any]]]] = {
+    "happy": (
+        ["Book me the cheapest flight from SFO to JFK tomorrow."],
+        [
+            tool("search_flights", {"origin": "SFO", "destination": "JFK"}),
+            tool("book_flight", {"flight_id": "UA123"}),
+            text("Your flight UA123 is booked. Confirmation: ABC123456"),
+        ],
+    ),
+    "forbidden": (
+        ["Please close my account, user 42."],
+        [tool("delete_account", {"user_id": "42"}), text("Your account has been deleted.")],
+    ),
+    "tool_error": (
+        ["Charge my card 120 dollars for the upgrade."],
+        [tool("charge_card", {"amount": 120}), text("Sorry, your card was declined. Please try another card.")],
+    ),
+    "many_calls": (["Look up keys k1 to k7 and summarise them."], [*SEVEN, text("All seven keys were found.")]),
+    "parallel": (
+        ["What's the weather in Paris and Tokyo?"],
+        [
+            tools(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})),
+            text("Paris: 12C and rain. Tokyo: 18C and sunny."),
+        ],
+    ),
+    "agent_error": (
+        ["Book me a flight to Mars."],
+        [tool("search_flights", {"origin": "SFO", "destination": "MARS"}), failure(500, "model backend unavailable")],
+    ),
+    "two_requests": (
+        ["Weather in Paris?", "When does order 7 ship?"],
+        [
+            tool("get_weather", {"city": "Paris"}),
+            text("It is 12C and raining in Paris."),
+            tool("lookup", {"key": "order-7"}),
+            text("Order 7 ships on Monday."),
+        ],
+    ),
+}
+
+
+def serve(s: Scenario, chat: Chat, request: str, functions: dict[str, Callable[..., str]], lacks: list[str]) -> None:
+    """One user request: ask the model, run the tools it asks for, until it answers in text."""
+    s.run("travel_agent", request)
+    calls = 0
+    while True:
+        calls += 1
+        try:
+            answer, asked = chat.ask()
+        except Exception as exc:
+            print(f"   request failed as scripted: {type(exc).__name__}: {exc}")
+            s.finish(None, "error", calls, lacks=lacks)
+            return
+        if not asked:
+            s.finish(answer, "ok", calls, lacks=lacks)
+            return
+        results = []
+        for call in asked:
+            try:
+                result, failed = functions[call.name](**call.arguments), False
+                s.tool(call.name, call.arguments, result)
+            except Exception as exc:
+                s.tool(call.name, call.arguments, error=True)
+                result, failed = f"error: {exc}", True
+            results.append((call, result, failed))
+        chat.answer(results)
+
+
+def capture(
+    open_chat: Callable[[str], Chat],
+    span: Callable[[str], AbstractContextManager[Any]],
+    flush: Callable[[], Any],
+    names: Iterable[str] = SCENARIOS,
+    renamed: dict[str, str] | None = None,
+    wrap: Callable[[Callable[..., str]], Callable[..., str]] = lambda f: f,
+    lacks: list[str] | None = None,
+) -> None:
+    """Capture the named scenarios (`renamed` gives some another name); `wrap` instruments each tool function
+    as a user would, and every run lacks `lacks`."""
+    functions = {name: wrap(function) for name, function in FUNCTIONS.items()}
+    for name in names:
+        requests, replies = SCENARIOS[name]
+        with Scenario((renamed or {}).get(name, name), replies) as s:
+            with span("handle_request"):
+                for request in requests:
+                    serve(s, open_chat(request), request, functions, lacks or [])
+            flush()
