@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+Witness = Literal["request", "execution"]
+Part = Literal["input", "output", "messages", "tool_arguments", "tool_results", "llm_calls", "tool_calls"]
+PARTS: tuple[Part, ...] = ("input", "output", "messages", "tool_arguments", "tool_results", "llm_calls", "tool_calls")
 
 
 class LLMCall(BaseModel):
@@ -18,6 +22,8 @@ class LLMCall(BaseModel):
     step: int = 0
     span_id: str | None = None
     duration_s: float | None = None  # the call span's start to end; None when the call has no span of its own
+    error: bool = False  # the call failed (it stays a call: the model was asked)
+    agent: str | None = None  # the agent whose model this is, in a run that holds several agents' work
 
 
 class ToolCall(BaseModel):
@@ -29,10 +35,19 @@ class ToolCall(BaseModel):
     step: int = 0
     span_id: str | None = None
     duration_s: float | None = None  # the execution span's start to end; None when no span executed it
+    agent: str | None = None  # the agent whose model asked for it, in a run that holds several agents' work
+    witnesses: list[Witness] = Field(default_factory=list)  # what shows the call: the model's request, its execution
 
 
-Part = Literal["input", "output", "messages", "tool_arguments", "tool_results", "llm_calls"]
-PARTS: tuple[Part, ...] = ("input", "output", "messages", "tool_arguments", "tool_results", "llm_calls")
+class Handoff(BaseModel):
+    """A control transfer between agents of one request (handoff, transfer, delegation)."""
+
+    model_config = ConfigDict(populate_by_name=True, serialize_by_alias=True)
+
+    from_agent: str | None = Field(default=None, alias="from")
+    to_agent: str | None = Field(default=None, alias="to")
+    step: int = 0
+    span_id: str | None = None
 
 
 class Trajectory(BaseModel):
@@ -56,11 +71,20 @@ class Trajectory(BaseModel):
     attributes: dict[str, Any] = Field(default_factory=dict)
     ground_truth: Any = None
     parent_span_id: str | None = None  # the enclosing run's span id for a nested run (handoff, sub-agent)
+    own_run: bool = True  # one agent's own invocation (False: a request spanning agents under a workflow span)
+    agents: list[str] = Field(default_factory=list)  # the agents whose work the run holds, the entry agent first
+    handoffs: list[Handoff] = Field(default_factory=list)
     lacks: list[Part] = Field(default_factory=list)  # parts this trace cannot carry (e.g. content capture off)
+    unread: list[str] = Field(default_factory=list)  # spans under the run that no dialect understood, described
 
     def assistant_texts(self) -> list[str]:
         """The text of every assistant message, oldest first."""
         return [content_text(m.get("content")) for m in self.messages if m.get("role") == "assistant"]
+
+
+# What instrumentations write in place of content they were told to hide (OpenInference's hide settings): the
+# content is absent, as with capture off, never text to grade.
+REDACTED = frozenset({"__REDACTED__", "[REDACTED]", "<redacted>"})
 
 
 def content_text(content: Any) -> str:
@@ -74,7 +98,7 @@ def content_text(content: Any) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
-        return content
+        return "" if content in REDACTED else content
     if isinstance(content, dict):
         content = [content]
     if isinstance(content, list):

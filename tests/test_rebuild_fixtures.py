@@ -89,6 +89,10 @@ def differences(expected: dict[str, Any], got: Trajectory) -> list[str]:
             problems.append(f"output {got.output!r} where none was produced")
     elif "output" not in lacks and fold(expected["output"]) not in fold(got.output or ""):
         problems.append(f"output {got.output!r}")
+    if "handoffs" in expected:
+        handoffs = [(h.from_agent, h.to_agent) for h in got.handoffs]
+        if handoffs != [(h["from"], h["to"]) for h in expected["handoffs"]]:
+            problems.append(f"handoffs {handoffs}")
     if "llm_calls" not in lacks and len(got.llm_calls) != expected["llm_calls"]:
         problems.append(f"{len(got.llm_calls)} LLM calls != {expected['llm_calls']}")
     want, have = expected["tool_calls"], got.tool_calls
@@ -129,7 +133,12 @@ def test_every_run_is_rebuilt_exactly(folder: Path, spec: dict[str, Any]) -> Non
     )
     got = rebuild_folder(folder)
     trace_ids = set(spec.get("trace_ids") or ())
-    pool = [t for t in got if not trace_ids or t.trace_id in trace_ids]
+    nested_allowed = spec.get("nested_runs_allowed", False)
+    pool = [
+        t
+        for t in got
+        if (not trace_ids or t.trace_id in trace_ids) and not (nested_allowed and t.parent_span_id is not None)
+    ]
     assert len(pool) == len(spec["runs"]), [t.agent_name for t in pool]
     for position, expected in enumerate(spec["runs"]):
         run = find_run(expected, pool, position)

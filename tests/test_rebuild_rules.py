@@ -38,7 +38,7 @@ def test_wrapper_and_client_spans_of_one_model_call_are_one_call_llamaindex() ->
     (run,) = runs("llamaindex", "happy")  # three LLM spans per call: preparation, wrapper, client
     assert len(run.llm_calls) == 3
     shown = inspect("llamaindex", "happy")
-    assert "wraps the model call of span" in shown and "it made no model call" in shown
+    assert "wraps the model call of a span below it" in shown and "it made no model call" in shown
 
 
 def test_without_an_agent_span_each_workflow_is_a_run_llamaindex() -> None:
@@ -65,15 +65,18 @@ def test_bookkeeping_spans_are_not_tool_calls_adk() -> None:
     assert real_id("<not specified>") is None and real_id("call_1") == "call_1"
 
 
-def test_a_handoff_is_a_nested_run_that_takes_over_the_request_adk() -> None:
-    front, weather = runs("google-adk", "subagent")
-    assert (front.agent_name, front.output) == ("front_desk", None)
-    assert weather.parent_span_id == front.span_id and weather.input == front.input
+def test_a_handoff_is_part_of_the_request_and_a_nested_run_adk() -> None:
+    request, weather = runs("google-adk", "subagent")  # front_desk transfers to weather_desk, which answers
+    assert (request.agent_name, request.output) == ("front_desk", "It is 18C and sunny in Tokyo.")
+    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("front_desk", "weather_desk")]
+    assert [c.name for c in request.tool_calls] == ["get_weather"] and len(request.llm_calls) == 3
+    assert weather.parent_span_id == request.span_id and weather.input == request.input
 
 
 def test_a_handoff_between_agents_of_a_team_links_them_autogen() -> None:
-    travel, billing = runs("autogen", "handoff")  # Swarm: the agents are not siblings in the span tree
-    assert billing.parent_span_id == travel.span_id and billing.input == travel.input
+    request, billing = runs("autogen", "handoff")  # Swarm: the agents are not siblings in the span tree
+    assert billing.parent_span_id == request.span_id and billing.input == request.input
+    assert request.agents == ["travel_agent", "billing_agent"] and request.handoffs[0].to_agent == "billing_agent"
 
 
 def test_model_calls_recorded_by_the_framework_s_event_logger_autogen() -> None:
@@ -88,10 +91,13 @@ def test_a_failed_run_has_no_answer_its_error_text_is_the_error_agno() -> None:
     assert run.status == "error" and run.output is None and run.error
 
 
-def test_an_agent_called_as_a_tool_is_a_nested_run_crewai() -> None:
-    outer, inner = runs("crewai", "handoff")  # delegation runs the coworker with no agent span of its own
-    assert [c.name for c in outer.tool_calls] == ["delegate_work_to_coworker"]
-    assert inner.parent_span_id == outer.span_id and inner.llm_calls
+def test_a_delegation_is_a_handoff_and_the_coworker_a_nested_run_crewai() -> None:
+    request, *own = runs("crewai", "handoff")  # delegation runs the coworker with no agent span of its own
+    assert [c.name for c in request.tool_calls] == ["book_flight"] and len(request.llm_calls) == 4
+    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("travel_agent", "booking_agent")]
+    manager, coworker = own
+    assert [c.name for c in manager.tool_calls] == ["delegate_work_to_coworker"]
+    assert coworker.agent_name == "booking_agent" and coworker.parent_span_id == manager.span_id
 
 
 def test_tool_names_stay_as_the_model_saw_them_semantic_kernel() -> None:

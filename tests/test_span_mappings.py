@@ -77,9 +77,9 @@ def otelgrade(*args: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_without_mappings_the_run_is_opaque(capture: Path) -> None:
-    (run,) = map(json.loads, otelgrade("trajectories", capture / "0000.pb").stdout.splitlines())
-    assert run["tool_calls"] == [] and run["llm_calls"] == []
+def test_without_mappings_the_trace_has_no_run(capture: Path) -> None:
+    """Spans of no known convention make no run (a run of the HTTP root would pass every safety grader)."""
+    assert otelgrade("trajectories", capture / "0000.pb").stdout.strip() == ""
 
 
 def test_mappings_read_the_agent_its_model_calls_and_its_actions(capture: Path) -> None:

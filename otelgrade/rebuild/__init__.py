@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import DIALECTS, classify
-from otelgrade.rebuild.runs import rebuild_trace
+from otelgrade.rebuild.trace import rebuild_trace
 from otelgrade.spans import AnySpan, LogEvent, Span
 from otelgrade.trajectory import Trajectory
 

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, ToolFacts
-from otelgrade.rebuild.runs import Notes, rebuild_trace
+from otelgrade.rebuild.runs import Notes
+from otelgrade.rebuild.trace import rebuild_trace
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Trajectory

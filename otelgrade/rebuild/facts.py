@@ -75,6 +75,7 @@ class Step:
     span: Span
     facts: LLMFacts
     calls: list[RequestedCall] = field(default_factory=list)
+    failed: bool = False  # the call, or a span wrapping the same call, failed
 
 
 def requested_calls(messages: list[dict[str, Any]]) -> list[RequestedCall]:

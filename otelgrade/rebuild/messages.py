@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from otelgrade.rebuild.span_readers import text
-from otelgrade.trajectory import content_text
+from otelgrade.trajectory import REDACTED, content_text
 
 Message = dict[str, Any]
 # 19 digits in a row may be an integer beyond 64 bits. Found by mapping every byte to "0" (ASCII digits) or " "
@@ -43,7 +43,10 @@ def loads(value: Any) -> Any:
 
 
 def parse_json_maybe(value: Any) -> Any:
-    """Tool arguments: an object/array when the text is JSON for one, else the text unchanged."""
+    """Tool arguments: an object/array when the text is JSON for one, None for a redaction placeholder, else the
+    text unchanged."""
+    if isinstance(value, str) and value in REDACTED:
+        return None
     if isinstance(value, str) and value.lstrip()[:1] in ("{", "["):
         parsed = loads(value)
         return value if parsed is None else parsed
@@ -51,8 +54,9 @@ def parse_json_maybe(value: Any) -> Any:
 
 
 def result_text(value: Any) -> str | None:
-    """A tool result as text: a JSON-encoded string is unwrapped once, structures become JSON."""
-    if value is None:
+    """A tool result as text: a JSON-encoded string is unwrapped once, structures become JSON; a redaction
+    placeholder is no result."""
+    if value is None or (isinstance(value, str) and value in REDACTED):
         return None
     if isinstance(value, str):
         if value[:1] == '"':
@@ -162,6 +166,18 @@ def assistant_text(messages: list[Message]) -> str | None:
     """The assistant messages' text, one message per line (messages, unlike parts, are joined by line)."""
     texts = [m["content"] for m in messages if m.get("role") == "assistant" and isinstance(m.get("content"), str)]
     return "\n".join(t for t in texts if t) or None
+
+
+def failed_results(messages: list[Message]) -> set[str]:
+    """The call ids whose tool message says the call failed: marked so (`error: true`), or told to the model as
+    an error (`Error: ...`, as tool loops report a failure to the model)."""
+    return {
+        str(m["tool_call_id"])
+        for m in messages
+        if m.get("role") == "tool"
+        and m.get("tool_call_id")
+        and (m.get("error") is True or str(m.get("content") or "")[:6].lower() == "error:")
+    }
 
 
 def tool_results(messages: list[Message]) -> dict[str, str]:

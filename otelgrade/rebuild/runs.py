@@ -1,4 +1,5 @@
-"""Assemble agent runs from classified spans: pick run roots, then build one `Trajectory` each.
+"""Find each agent's own runs in classified spans and build one `Trajectory` each (`requests` then groups them
+into the requests users made).
 
 Which spans are runs, in the conventions' terms:
 - An agent span (any dialect) is a run when it does work of its own (an LLM call or tool execution
@@ -8,7 +9,10 @@ Which spans are runs, in the conventions' terms:
   a nested run, and also its parent's tool call.
 - With neither, each topmost chain/workflow span that holds work is a run (LlamaIndex workflows);
   spans whose parent never arrived are one run under that missing parent (an agent span lost when
-  its process failed). Else the trace root is the one run.
+  its process failed). With none of those, model calls alone make runs, one per conversation (a call
+  whose input does not continue the previous call's conversation starts the next run). A trace with
+  no recognizable agent or model call has no run, unless spans no dialect understood carry an AI
+  instrumentation's marks: then the trace root is a run that lacks what they would hold.
 A graph or workflow node is a step of its run, never a run of its own.
 
 A nested run (sub-agent, agent-as-tool) has `parent_span_id` set to the enclosing run; the parent
@@ -19,19 +23,22 @@ input is the request it took over.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.dialect import Dialect
-from otelgrade.rebuild.dialects import DIALECTS, Classified, classify
+from otelgrade.rebuild.conversations import split_conversations
+from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.span_readers import duration_s, is_error, text
 from otelgrade.rebuild.tool_calls import tool_calls
+from otelgrade.rebuild.transfers import is_transfer, named_agent
 from otelgrade.rebuild.tree import Tree
-from otelgrade.spans import STATUS_OK, LogEvent, Span
+from otelgrade.rebuild.unread import describe, would_hold
+from otelgrade.spans import STATUS_OK, Span
 from otelgrade.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 
 # Run-span attributes that hold whole conversations or schemas: kept out of `attributes`.
@@ -49,37 +56,16 @@ class Run:
     tops: list[str]
     facts: RunFacts
     tool_root: bool = False  # the root is an agent called as a tool: the parent's tool call, not this run's
+    agent: bool = True  # the root is an agent's invocation (not a chain, a conversation of model calls, the trace)
+    name: str | None = None  # what to call the run when no span names its agent (an agent-as-tool's tool name)
 
 
 Notes = dict[str, str]
 """Why a span is not what its kind suggests (span id -> reason), for `otelgrade inspect`."""
 
 
-def rebuild_trace(
-    spans: Sequence[Span], logs: Sequence[LogEvent] = (), notes: Notes | None = None, dialects: Sequence[Dialect] = ()
-) -> list[Trajectory]:
-    """Every agent run of one trace, ordered by start time. `dialects` (from the config's mappings) are asked
-    before the built-in ones; `notes` collects why spans were set aside."""
-    if not spans:
-        return []
-    notes = {} if notes is None else notes
-    tree = Tree(spans, logs)
-    classified = {sid: c for sid, span in tree.spans.items() if (c := classify(span, dialects)) is not None}
-    runs = _find_runs(tree, classified, notes)
-    stop = frozenset(top for run in runs for top in run.tops)
-    regions = {run.root.span_id: [s for top in run.tops for s in tree.walk(top, stop)] for run in runs}
-    for run in runs:
-        if run.tool_root:  # the tool span itself belongs to the run that called it
-            regions[run.root.span_id].remove(run.root.span_id)
-            caller = next((r for r in runs if tree.parent.get(run.root.span_id) in regions[r.root.span_id]), None)
-            if caller is not None:
-                regions[caller.root.span_id].append(run.root.span_id)
-    built = {run.root.span_id: _trajectory(tree, classified, run, regions[run.root.span_id], notes) for run in runs}
-    _link(tree, runs, built)
-    return sorted(built.values(), key=lambda t: (t.start_time or "", tree.order.get(t.span_id, -1)))
-
-
-def _find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> list[Run]:
+def find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> list[Run]:
+    """Every agent's own runs, in the order of the rules above."""
     agents = set()
     for sid, c in classified.items():
         if isinstance(c.facts, RunFacts):
@@ -91,10 +77,12 @@ def _find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> l
     for sid in agents.difference(roots):
         notes[sid] = "an agent span that only wraps other agent spans: not a run of its own"
     runs = [Run(tree.spans[r], [r], _run_facts(classified, r)) for r in roots]
-    stop = frozenset(agents)
+    llm_ids = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts)}
+    holding_llm = tree.holding(llm_ids, stop=agents)
     for sid, c in classified.items():
-        if isinstance(c.facts, ToolFacts) and any(_is_llm(classified, d) for d in tree.walk(sid, stop)[1:]):
-            runs.append(Run(tree.spans[sid], [sid], RunFacts(agent_name=c.facts.name), tool_root=True))
+        if isinstance(c.facts, ToolFacts) and sid in holding_llm:
+            name = named_agent(c.facts.name, c.facts.arguments) if is_transfer(c.facts.name) else None
+            runs.append(Run(tree.spans[sid], [sid], RunFacts(), tool_root=True, name=name or c.facts.name))
             notes[sid] = "a tool whose work holds model calls: an agent called as a tool, a nested run"
     if runs:
         return runs
@@ -104,7 +92,10 @@ def _find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> l
             notes[run.root.span_id] = "never arrived: its children stand for it (the run's agent span was lost)"
     if runs:
         return runs
-    return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts())]
+    runs = conversation_runs(tree, classified, llm_ids, notes)
+    if runs or not any(would_hold(span) for span in tree.spans.values()):
+        return runs
+    return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)]
 
 
 def _agent_roots(tree: Tree, classified: dict[str, Classified], agents: set[str]) -> list[str]:
@@ -126,25 +117,14 @@ def _empty(tree: Tree, sid: str, facts: RunFacts) -> bool:
     return not tree.children.get(sid) and not span.events and not is_error(span) and not said
 
 
-def _is_llm(classified: dict[str, Classified], sid: str) -> bool:
-    found = classified.get(sid)
-    return found is not None and isinstance(found.facts, LLMFacts)
-
-
 def _chain_runs(tree: Tree, classified: dict[str, Classified]) -> list[Run]:
     """Topmost chain spans that hold work, one run each; orphans grouped under their missing parent."""
 
-    def is_chain(sid: str) -> bool:
-        found = classified.get(sid)
-        return found is not None and isinstance(found.facts, ChainFacts)
-
-    tops = [
-        sid
-        for sid in tree.order
-        if is_chain(sid)
-        and not any(is_chain(a) for a in tree.ancestors(sid))
-        and any(isinstance(getattr(classified.get(d), "facts", None), (LLMFacts, ToolFacts)) for d in tree.walk(sid))
-    ]
+    chains = {sid for sid, c in classified.items() if isinstance(c.facts, ChainFacts)}
+    work = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts | ToolFacts)}
+    holding_work = tree.holding(work)
+    under_chain = tree.nearest(chains)
+    tops = [sid for sid in tree.order if sid in chains and sid not in under_chain and sid in holding_work]
     runs: list[Run] = []
     lost: dict[str, list[str]] = {}  # missing parent id -> its orphaned chain spans
     for sid in tops:
@@ -152,10 +132,49 @@ def _chain_runs(tree: Tree, classified: dict[str, Classified]) -> list[Run]:
         if tree.parent.get(sid) is None and parent_id:
             lost.setdefault(parent_id, []).append(sid)
         else:
-            runs.append(Run(tree.spans[sid], [sid], RunFacts()))
+            runs.append(Run(tree.spans[sid], [sid], RunFacts(), agent=False))
     for parent_id, orphans in lost.items():
-        runs.append(Run(_missing_span(tree, parent_id, orphans), orphans, RunFacts()))
+        runs.append(Run(_missing_span(tree, parent_id, orphans), orphans, RunFacts(), agent=False))
     return runs
+
+
+def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: set[str], notes: Notes) -> list[Run]:
+    """Model calls with no agent or chain span: one run per conversation. With one conversation the trace's
+    root stands for the run; with several, each run is the largest subtree holding its calls alone (the first
+    call itself when they share a parent), with the tool spans beside them that started during it."""
+    wrappers = tree.holding(llm_ids)
+    calls = sorted(
+        (sid for sid in llm_ids if sid not in wrappers),
+        key=lambda sid: (tree.spans[sid].start_ns, len(_llm_facts(classified, sid).input_messages), tree.order[sid]),
+    )
+    groups = split_conversations([(sid, _llm_facts(classified, sid)) for sid in calls])
+    if len(groups) <= 1:
+        return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
+    below = tree.owners({sid: g for g, ids in enumerate(groups) for sid in ids})
+    runs = []
+    for g, ids in enumerate(groups):
+        top = ids[0]
+        while (parent := tree.parent[top]) is not None and below.get(parent) == g:
+            top = parent
+        runs.append(Run(tree.spans[top], [top] if top != ids[0] else list(ids), RunFacts(), agent=False))
+    covered = {sid for run in runs for top in run.tops for sid in tree.walk(top)}
+    starts = [tree.spans[ids[0]].start_ns for ids in groups]
+    for sid, c in classified.items():
+        if isinstance(c.facts, ToolFacts) and sid not in covered and sid not in below:
+            g = max((g for g, start in enumerate(starts) if start <= tree.spans[sid].start_ns), default=0)
+            runs[g].tops.append(sid)
+    for run, ids in zip(runs, groups, strict=True):
+        if run.root.span_id == ids[0]:  # the first call stands for the run: its times cover the whole conversation
+            last = max(tree.spans[s].end_ns for s in ids)
+            run.root = dataclasses.replace(run.root, end_ns=last, status_code=0, status_message="", events=[])
+            notes.setdefault(ids[0], "a model call that starts a conversation: the root of its run")
+    return runs
+
+
+def _llm_facts(classified: dict[str, Classified], span_id: str) -> LLMFacts:
+    facts = classified[span_id].facts
+    assert isinstance(facts, LLMFacts)
+    return facts
 
 
 def _missing_span(tree: Tree, span_id: str, children: list[str]) -> Span:
@@ -178,74 +197,31 @@ def _missing_span(tree: Tree, span_id: str, children: list[str]) -> Span:
     )
 
 
-def _link(tree: Tree, runs: list[Run], built: dict[str, Trajectory]) -> None:
-    """Set each run's `parent_span_id`: the enclosing run, else the run it took over from (a handoff,
-    whose request the new run inherits)."""
-    by_start = sorted(runs, key=lambda r: r.root.start_ns)
-    for run in runs:
-        trajectory = built[run.root.span_id]
-        parent = next((a for a in tree.ancestors(run.root.span_id) if a in built), None)
-        if parent is not None:
-            trajectory.parent_span_id = parent
-            continue
-        handed = run.facts.handed_off_from
-        source = next(
-            (
-                r
-                for r in by_start
-                if r is not run
-                and r.root.start_ns <= run.root.start_ns
-                and (
-                    (handed and built[r.root.span_id].agent_name == handed)
-                    or _transferred(tree, r, run, built[r.root.span_id], trajectory.agent_name)
-                )
-            ),
-            None,
-        )
-        if source is not None:
-            handing = built[source.root.span_id]
-            trajectory.parent_span_id = source.root.span_id
-            trajectory.input = handing.input or trajectory.input
-            _handoff_result(handing, trajectory)
-
-
-def _handoff_result(handing: Trajectory, receiving: Trajectory) -> None:
-    """The handoff call's result, when its own run does not show it: what the receiving agent's first model
-    call was told for that call id."""
-    if not handing.tool_calls or not receiving.llm_calls:
-        return
-    call = handing.tool_calls[-1]
-    if call.result is None and not call.error and call.call_id:
-        told = msg.tool_results(receiving.llm_calls[0].input_messages)
-        call.result = told.get(call.call_id)
-
-
-def _transferred(tree: Tree, earlier: Run, later: Run, trajectory: Trajectory, later_name: str | None) -> bool:
-    """A run that ended by calling a `transfer_to_*` tool handed over to the run after it: the one that call
-    names (`transfer_to_billing_agent`, or `transfer_to_agent` with the agent's name as an argument), or
-    else its sibling."""
-    calls = trajectory.tool_calls
-    if not calls or not calls[-1].name.startswith("transfer_to") or earlier.root.end_ns > later.root.start_ns:
-        return False
-    call = calls[-1]
-    arguments = call.arguments.values() if isinstance(call.arguments, dict) else ()
-    if later_name and (call.name == f"transfer_to_{later_name}" or later_name in arguments):
-        return True
-    return tree.parent.get(earlier.root.span_id) == tree.parent.get(later.root.span_id) is not None
-
-
 def _run_facts(classified: dict[str, Classified], root: str) -> RunFacts:
     found = classified.get(root)
     return found.facts if found is not None and isinstance(found.facts, RunFacts) else RunFacts()
 
 
-def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region: list[str], notes: Notes) -> Trajectory:
+def build(
+    tree: Tree,
+    classified: dict[str, Classified],
+    run: Run,
+    region: list[str],
+    notes: Notes,
+    agent_of: Mapping[str, str] | None = None,
+    members: Sequence[Run] = (),
+) -> Trajectory:
+    """The run's trajectory from the spans of its region. For a run that holds several agents' work, `members`
+    are their own runs (whose records of calls count too) and `agent_of` names the agent of each model call's
+    span (or recording run span): each call and tool call then says whose it is."""
     span = run.root
-    steps = _steps(tree, classified, region, [(span, call) for call in run.facts.calls], notes)
+    recorded = [(r.root, call) for r in (members or (run,)) for call in r.facts.calls]
+    records = [t for r in (members or (run,)) for t in r.facts.tool_records]
+    steps = _steps(tree, classified, region, recorded, notes)
     executions = [
         (tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, ToolFacts)
     ]
-    tools, answer = tool_calls(tree, executions, steps, run.facts.tool_records, notes)
+    tools, answer = tool_calls(tree, executions, steps, records, notes)
     messages = _messages(run.facts, steps)
 
     first_input = steps[0].facts.input_messages if steps else []
@@ -254,12 +230,19 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
     )
     status, error = _status(span)
     output = run.facts.output if run.facts.output is not None else answer
-    if output is None and steps and not steps[-1].calls:
+    if output is None and steps and not steps[-1].calls and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
+    if status == "ok" and steps and steps[-1].failed and not output:
+        status, error = "error", _status(steps[-1].span)[1] or "the last model call failed"
     output = output.strip() or None if output and status == "ok" else None  # a failed run has no answer
 
+    agents = agent_of or {}
+    step_agent = {s.index: agents.get(s.span.span_id) for s in steps}
+    for tool in tools:
+        tool.agent = step_agent.get(tool.step)
+    unread = [tree.spans[s] for s in region if s not in classified and would_hold(tree.spans[s])]
     dialect = run_dialect(classified, span.span_id, region)
-    agent_name = run.facts.agent_name or _agent_name_in(tree, region) or span.name or None
+    agent_name = run.facts.agent_name or _agent_name_in(tree, region) or run.name or span.name or None
     return Trajectory(
         trace_id=span.trace_id,
         span_id=span.span_id,
@@ -285,7 +268,9 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
                 finish_reason=s.facts.finish_reason,
                 step=s.index,
                 span_id=s.span.span_id,
-                duration_s=None if _recorded(s, run) else duration_s(s.span),
+                duration_s=_call_duration(s, recorded),
+                error=s.failed,
+                agent=step_agent[s.index],
             )
             for s in steps
         ],
@@ -294,19 +279,24 @@ def _trajectory(tree: Tree, classified: dict[str, Classified], run: Run, region:
         steps=len(steps),
         attributes=_attributes(span),
         ground_truth=_ground_truth(tree, span),
-        lacks=_lacks(run, steps, tools, request, messages),
+        agents=list(dict.fromkeys(a for a in step_agent.values() if a)) if agent_of else [],
+        lacks=_lacks(run, steps, tools, request, messages, unread),
+        unread=describe(unread),
     )
 
 
-def _recorded(step: Step, run: Run) -> bool:
-    """A model call known only from the run span's record of it (no span of its own, so no duration)."""
-    return any(step.facts is call for call in run.facts.calls)
+def _call_duration(step: Step, recorded: list[tuple[Span, LLMFacts]]) -> float | None:
+    """The call span's duration; None for a model call known only from a run span's record of it."""
+    return None if any(step.facts is call for _, call in recorded) else duration_s(step.span)
 
 
-def _lacks(run: Run, steps: list[Step], tools: list[ToolCall], request: str | None, messages: list[Any]) -> list[Part]:
-    """The parts this run's trace does not carry. With no message content anywhere (content capture off),
-    none of the content parts is there; with content, the request when none shows and tool arguments when
-    no call has any; without a single model-call span, the LLM calls."""
+def _lacks(
+    run: Run, steps: list[Step], tools: list[ToolCall], request: str | None, messages: list[Any], unread: list[Span]
+) -> list[Part]:
+    """The parts this run's trace does not carry. With no message content anywhere (content capture off or
+    redacted), none of the content parts is there; with content, the request when none shows and tool
+    arguments when no call has any; without a single model-call span, the LLM calls; and whatever the spans
+    no dialect understood would have held."""
     content = bool(
         messages
         or run.facts.input
@@ -321,10 +311,14 @@ def _lacks(run: Run, steps: list[Step], tools: list[ToolCall], request: str | No
             lacking.add("input")
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")
+        if any(not t.error for t in tools) and all(t.result is None for t in tools if not t.error):
+            lacking.add("tool_results")
     if not steps and tools:
         lacking.add("llm_calls")
     if run.facts.calls and is_error(run.root):
         lacking.add("llm_calls")  # calls known only from records of successful calls: the failed one left none
+    for span in unread:
+        lacking |= would_hold(span)
     return [part for part in PARTS if part in lacking]
 
 
@@ -340,13 +334,18 @@ def _steps(
     (no messages, usage, response or failure) made no call (a framework's preparation step)."""
     found = [(tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)]
     ids = {span.span_id for span, _ in found}
+    wrappers = tree.holding(ids)
+    wrapper_of = tree.nearest(wrappers & ids)
+    facts_of = {span.span_id: f for span, f in found}
     inner = []
     for span, f in found:
-        wrapped = _descendants_llm(tree, span.span_id, ids)
-        if wrapped:
-            notes[span.span_id] = f"wraps the model call of span {wrapped[-1]}: one LLM call, counted there"
-        else:
-            inner.append((span, f))
+        if span.span_id in wrappers:
+            notes[span.span_id] = "wraps the model call of a span below it: one LLM call, counted there"
+            continue
+        outer = facts_of.get(wrapper_of.get(span.span_id, ""))
+        if outer is not None and not (f.input_messages or f.output_messages) and outer.input_messages:
+            f = outer  # the client span of the call shows no content; its wrapper recorded the exchange
+        inner.append((span, f))
     content = any(f.input_messages or f.output_messages for _, f in inner)
     calls = []
     for span, f in inner:
@@ -357,13 +356,18 @@ def _steps(
     calls += recorded
     # Node.js timestamps are whole milliseconds: a growing history breaks ties between calls.
     calls.sort(key=lambda sf: (sf[0].start_ns, len(sf[1].input_messages), sf[0].end_ns, tree.order[sf[0].span_id]))
+    recorded_ids = {id(f) for _, f in recorded}
     return [
-        Step(i, span, facts, requested_calls(facts.output_messages)) for i, (span, facts) in enumerate(calls, start=1)
+        Step(
+            i,
+            span,
+            facts,
+            requested_calls(facts.output_messages),
+            failed=id(facts) not in recorded_ids
+            and (is_error(span) or (span.span_id in wrapper_of and is_error(tree.spans[wrapper_of[span.span_id]]))),
+        )
+        for i, (span, facts) in enumerate(calls, start=1)
     ]
-
-
-def _descendants_llm(tree: Tree, span_id: str, llm_ids: set[str]) -> list[str]:
-    return [d for d in tree.walk(span_id)[1:] if d in llm_ids]
 
 
 def _exchanged(span: Span, facts: LLMFacts) -> bool:

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from otelgrade.spans import STATUS_ERROR, Event, Span
+from otelgrade.trajectory import REDACTED
 
 
 def first(attrs: dict[str, Any], *keys: str) -> Any:
@@ -25,8 +26,8 @@ def has_any(attrs: dict[str, Any], keys: tuple[str, ...]) -> bool:
 
 
 def text(value: Any) -> str | None:
-    """A value as text; None and "" are no text."""
-    if value is None or value == "":
+    """A value as text; None, "" and a redaction placeholder are no text."""
+    if value is None or value == "" or (isinstance(value, str) and value in REDACTED):
         return None
     return value if isinstance(value, str) else str(value)
 

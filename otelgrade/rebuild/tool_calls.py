@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
-from otelgrade.rebuild.messages import parse_json_maybe, tool_results
+from otelgrade.rebuild.messages import failed_results, parse_json_maybe, tool_results
 from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import Span
@@ -103,16 +104,20 @@ def tool_calls(
     match(lambda c, f: not (c.call_id and f.call_id) and _spelling(c.name) == _spelling(f.name))
 
     results = _conversation_results(steps)
+    failures = {call_id for step in steps for call_id in failed_results(step.facts.input_messages)}
     ordered: list[tuple[tuple[int, int, int, int], ToolCall]] = []
     for r, (step, i, call) in enumerate(requested):
         execution = executions[matched[r]] if r in matched else None
         if execution is None:
+            failed = call.call_id in failures
             tc = ToolCall(
                 name=call.name,
                 call_id=call.call_id,
                 arguments=call.arguments,
                 step=step.index,
-                result=results.get(call.call_id) if call.call_id else None,
+                result=None if failed else results.get(call.call_id or ""),
+                error=failed,
+                witnesses=["request"],
             )
         else:
             span, facts = execution
@@ -125,15 +130,35 @@ def tool_calls(
                 step=step.index,
                 span_id=span.span_id,
                 duration_s=duration_s(span),
+                witnesses=["request", "execution"],
             )
         ordered.append(((step.index, 0, i, 0), tc))
     step_of_span = {s.span.span_id: s.index for s in steps}
+    starts = sorted(s.span.start_ns for s in steps)
+    memo: dict[str, int | None] = {}
+
+    def step_above(span_id: str) -> int | None:
+        """The step of the nearest model-call span above (each span walked once over all calls)."""
+        path, found = [], None
+        parent = tree.parent.get(span_id)
+        while parent is not None and parent not in memo:
+            if parent in step_of_span:
+                found = step_of_span[parent]
+                break
+            path.append(parent)
+            parent = tree.parent.get(parent)
+        else:
+            found = memo.get(parent) if parent is not None else None
+        for walked in path:
+            memo[walked] = found
+        return found
+
     for e, (span, facts) in enumerate(executions):
         if e in used:
             continue
-        step_index = next((step_of_span[a] for a in tree.ancestors(span.span_id) if a in step_of_span), None)
+        step_index = step_above(span.span_id)
         if step_index is None:
-            step_index = sum(1 for s in steps if s.span.start_ns <= span.start_ns)
+            step_index = bisect_right(starts, span.start_ns)
         tc = ToolCall(
             name=facts.name,
             call_id=facts.call_id,
@@ -143,6 +168,7 @@ def tool_calls(
             step=step_index,
             span_id=span.span_id,
             duration_s=duration_s(span),
+            witnesses=["execution"],
         )
         ordered.append(((step_index, 1, span.start_ns, tree.order[span.span_id]), tc))
     ordered.sort(key=lambda kv: kv[0])

@@ -8,7 +8,7 @@ they were span events (the input spans are not modified).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 from otelgrade.spans import LogEvent, Span
 
@@ -95,6 +95,42 @@ class Tree:
             out.append(span_id)
             stack.extend(c for c in reversed(self.children.get(span_id, ())) if c not in stop)
         return out
+
+    def holding(self, marked: Collection[str], stop: Collection[str] = ()) -> set[str]:
+        """The spans whose subtree (below themselves) holds a `marked` span, not looking inside `stop` spans.
+        One pass over the tree, children before parents: linear for any shape."""
+        found: set[str] = set()
+        for span_id in reversed(self.order):
+            for child in self.children.get(span_id, ()):
+                if child in marked or (child in found and child not in stop):
+                    found.add(span_id)
+                    break
+        return found
+
+    def owners(self, group_of: Mapping[str, int]) -> dict[str, int]:
+        """For each span with grouped spans in its subtree (itself included): their group when they all share
+        one, else -1. One pass, children before parents."""
+        found: dict[str, int] = {}
+        for span_id in reversed(self.order):
+            mine = group_of.get(span_id)
+            for child in self.children.get(span_id, ()):
+                under = found.get(child)
+                if under is not None:
+                    mine = under if mine is None or mine == under else -1
+            if mine is not None:
+                found[span_id] = mine
+        return found
+
+    def nearest(self, marked: Collection[str]) -> dict[str, str]:
+        """Each span's nearest ancestor in `marked` (spans with none are left out). One pass, parents first."""
+        found: dict[str, str] = {}
+        for span_id in self.order:
+            parent = self.parent[span_id]
+            if parent is not None:
+                above = parent if parent in marked else found.get(parent)
+                if above is not None:
+                    found[span_id] = above
+        return found
 
     def ancestors(self, span_id: str) -> Iterator[str]:
         seen = {span_id}

@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from otelgrade.rebuild import messages as msg
+from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import finish_reason, first, integer, is_error, text
@@ -24,6 +25,7 @@ _FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
 _CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(.+)$")
 _CALLING = "Calling tools:\n"
 _OBSERVATION = "Observation:\n"
+_DSPY = "openinference.instrumentation.dspy"
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
 
 
@@ -38,8 +40,14 @@ def read(span: Span) -> Facts | None:
         return agent(span)
     if kind == "LLM":
         return llm(span)
-    if kind == "TOOL" and not _is_handoff(span):
+    if kind == "TOOL" and span.scope == _DSPY and span.name == "finish.__call__":
+        return ChainFacts("DSPy ReAct's built-in `finish` tool: marks the end of the loop, not a tool call")
+    if kind == "TOOL" and _is_handoff(span):
+        return ChainFacts(f"`{span.name}`: a control transfer, whose tool call is in the model's response")
+    if kind == "TOOL":
         return tool(span)
+    if kind == "CHAIN" and span.scope == _DSPY and span.name == "ReAct.forward":
+        return _dspy_react(span)
     if kind == "CHAIN":
         return ChainFacts()
     return None
@@ -74,12 +82,34 @@ def tool(span: Span) -> ToolFacts:
     attrs = span.attributes
     result, call_id = _tool_output(attrs.get("output.value"))
     return ToolFacts(
-        name=text(attrs.get("tool.name")) or span.name or "unknown",
+        name=text(attrs.get("tool.name")) or (span.name or "").removesuffix(".__call__") or "unknown",
         call_id=text(first(attrs, "tool_call.id", "tool.call_id")) or call_id,
-        arguments=msg.parse_json_maybe(attrs.get("input.value")),
+        arguments=_unwrapped(msg.parse_json_maybe(attrs.get("input.value"))),
         result=result,
         error=is_error(span),
     )
+
+
+def _unwrapped(arguments: Any) -> Any:
+    """Arguments recorded as a call's envelope (`{"kwargs": {...}}`, as DSPy does) are the keyword arguments."""
+    if (
+        isinstance(arguments, dict)
+        and set(arguments) <= {"args", "kwargs"}
+        and isinstance(arguments.get("kwargs"), dict)
+    ):
+        return arguments if arguments.get("args") else arguments["kwargs"]
+    return arguments
+
+
+def _dspy_react(span: Span) -> RunFacts:
+    """A DSPy ReAct module call: input.value {"input_args": {...}}, output.value the Prediction's fields."""
+    args = msg.loads(span.attributes.get("input.value"))
+    out = msg.loads(span.attributes.get("output.value"))
+    inputs = args.get("input_args") if isinstance(args, dict) else None
+    question = next(iter(inputs.values())) if isinstance(inputs, dict) and len(inputs) == 1 else None
+    answers = {k: v for k, v in out.items() if k not in ("trajectory", "reasoning")} if isinstance(out, dict) else {}
+    answer = next(iter(answers.values())) if len(answers) == 1 else None
+    return RunFacts(agent_name="ReAct", input=text(question), output=text(answer))
 
 
 def _tool_output(value: Any) -> tuple[str | None, str | None]:
@@ -118,6 +148,12 @@ def _json_messages(attrs: dict[str, Any], side: str) -> list[msg.Message]:
         return []
     doc = msg.loads(value)
     if isinstance(doc, dict):
+        listed = doc.get("messages", doc.get("replies"))
+        if isinstance(listed, list) and listed and all(isinstance(m, str) for m in listed):
+            parsed = [_haystack_message(m) for m in listed]
+            return [m for m in parsed if m is not None] if all(parsed) else []
+        if isinstance(doc.get("messages"), list) and attrs.get("llm.provider") == "anthropic":
+            return from_anthropic(doc["messages"], doc.get("system"))  # the Messages API request, kept whole
         if isinstance(doc.get("messages"), list):
             doc = doc["messages"]
         elif isinstance(doc.get("choices"), list):
@@ -188,6 +224,46 @@ def _spoken_tool_calls(messages: list[msg.Message]) -> list[msg.Message]:
             result = content.removeprefix(_OBSERVATION)
             messages[i] = msg.message("tool", result, tool_call_id=pending.pop(0) if pending else None)
     return messages
+
+
+_ROLE = re.compile(r"<ChatRole\.\w+: ('\w+')>")
+
+
+def _haystack_message(value: str) -> msg.Message | None:
+    """A Haystack ChatMessage as its repr (what the Haystack instrumentor records): role, text, tool calls and
+    tool results (`ToolCallResult(result=..., origin=ToolCall(...), error=...)`)."""
+    if not value.startswith("ChatMessage("):
+        return None
+    try:
+        doc = _repr_value(ast.parse(_ROLE.sub(r"\1", value), mode="eval").body)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("_content"), list):
+        return None
+    role, parts = str(doc.get("_role")), doc["_content"]
+    texts = [p["text"] for p in parts if isinstance(p, dict) and p.get("__type__") == "TextContent"]
+    calls = [
+        msg.tool_call(p.get("id"), p.get("tool_name"), p.get("arguments"))
+        for p in parts
+        if isinstance(p, dict) and p.get("__type__") == "ToolCall"
+    ]
+    results = [p for p in parts if isinstance(p, dict) and p.get("__type__") == "ToolCallResult"]
+    if results:
+        origin = results[0].get("origin") or {}
+        failed = True if results[0].get("error") else None
+        return msg.message("tool", text(results[0].get("result")), tool_call_id=text(origin.get("id")), error=failed)
+    return msg.message(role, "".join(texts) or None, calls)
+
+
+def _repr_value(node: ast.AST) -> Any:
+    """A Python repr's value: literals as themselves, `Name(a=..)` calls as {"__type__": "Name", "a": ..}."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        return {"__type__": node.func.id, **{k.arg: _repr_value(k.value) for k in node.keywords if k.arg}}
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_repr_value(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_repr_value(k) if k else None: _repr_value(v) for k, v in zip(node.keys, node.values, strict=True)}
+    return ast.literal_eval(node)
 
 
 def _python_literal(text_value: str) -> Any:

@@ -1,0 +1,207 @@
+"""Group each agent's own runs into the requests users made: the run graders see by default.
+
+A request's root is the outermost agent-system span above its agents (a runner or workflow span, a crew
+kickoff, a supervisor graph), else its entry agent's span; agents nested in one another, or handing work to
+one another, belong to the same request. A request of one agent is that agent's run. A request of several
+holds every agent's model and tool calls in order, each saying whose it is; its control transfers
+(`transfer_to_*`, delegations) are `handoffs`, not tool calls; and each agent's own run is reported too, nested
+under the request (`parent_span_id`), as that agent's model saw it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from otelgrade.rebuild import messages as msg
+from otelgrade.rebuild.dialects import Classified
+from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
+from otelgrade.rebuild.runs import Notes, Run, build
+from otelgrade.rebuild.transfers import is_transfer, named_agent
+from otelgrade.rebuild.tree import Tree
+from otelgrade.trajectory import Handoff, ToolCall, Trajectory
+
+
+def requests(
+    tree: Tree,
+    classified: dict[str, Classified],
+    runs: Sequence[Run],
+    built: dict[str, Trajectory],
+    regions: dict[str, list[str]],
+    notes: Notes,
+) -> list[Trajectory]:
+    """Every run of the trace: one per request, and each agent's own run nested in a request of several."""
+    handed = _link(tree, runs, built)
+    groups = _group(tree, classified, [r for r in runs if r.agent], built)
+    out = [built[r.root.span_id] for r in runs if not r.agent]
+    for root, members in groups.items():
+        if len(members) == 1:
+            out.append(built[members[0].root.span_id])
+            continue
+        request = _request(tree, classified, root, members, built, regions, handed, notes)
+        out.append(request)
+        for run in members:
+            own = built[run.root.span_id]
+            if own.span_id != request.span_id:
+                if own.parent_span_id is None or run.root.span_id in handed:
+                    own.parent_span_id = request.span_id
+                out.append(own)
+    return out
+
+
+def _group(
+    tree: Tree, classified: dict[str, Classified], runs: list[Run], built: dict[str, Trajectory]
+) -> dict[str, list[Run]]:
+    """Agent runs joined by nesting or handoff, keyed by their request's root: the outermost agent-system span
+    above them that holds no other request's runs, else the topmost of them."""
+    index = {r.root.span_id: i for i, r in enumerate(runs)}
+    leader = list(range(len(runs)))
+
+    def find(i: int) -> int:
+        while leader[i] != i:
+            leader[i] = leader[leader[i]]
+            i = leader[i]
+        return i
+
+    for run in runs:
+        parent = built[run.root.span_id].parent_span_id
+        if parent in index:
+            leader[find(index[run.root.span_id])] = find(index[parent])
+    component = {sid: find(i) for sid, i in index.items()}
+    owner = tree.owners(component)
+    system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
+    members: dict[int, list[Run]] = {}
+    for run in sorted(runs, key=lambda r: tree.order.get(r.root.span_id, -1)):
+        members.setdefault(component[run.root.span_id], []).append(run)
+    groups: dict[str, list[Run]] = {}
+    for c, group in members.items():
+        node = top = group[0].root.span_id
+        root = None
+        while True:
+            if node in system:
+                root = node
+            parent = tree.parent.get(node)
+            if parent is None or owner.get(parent) != c:
+                break
+            node = parent
+        groups[root or top] = group
+    return groups
+
+
+def _request(
+    tree: Tree,
+    classified: dict[str, Classified],
+    root: str,
+    members: list[Run],
+    built: dict[str, Trajectory],
+    regions: dict[str, list[str]],
+    handed: dict[str, str],
+    notes: Notes,
+) -> Trajectory:
+    """The request run of several agents' runs: every call under `root`, each call naming its agent."""
+    head = next((r for r in members if r.root.span_id == root), None)
+    first = min(members, key=lambda r: (r.root.start_ns, tree.order.get(r.root.span_id, -1)))
+    spans = {s for r in members for s in regions[r.root.span_id]}
+    if head is None and root in tree.spans:
+        spans.update(tree.walk(root))
+        wrapper = classified.get(root)
+        facts = wrapper.facts if wrapper is not None and isinstance(wrapper.facts, RunFacts) else RunFacts()
+        run = Run(tree.spans[root], [root], RunFacts(input=facts.input, output=facts.output))
+    else:
+        run = head or first
+    agent_of = {}
+    for member in members:
+        name = built[member.root.span_id].agent_name or ""
+        agent_of[member.root.span_id] = name  # calls the run span records
+        for s in regions[member.root.span_id]:
+            if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
+                agent_of[s] = name
+    region = sorted(spans, key=lambda s: tree.order.get(s, -1))
+    request = build(tree, classified, run, region, notes, agent_of, members)
+    entry = built[first.root.span_id]
+    request.agent_name = built[run.root.span_id].agent_name if head is not None else entry.agent_name
+    request.own_run = head is not None
+    request.input = run.facts.input or entry.input
+    request.tool_calls, request.handoffs = _split_transfers(request.tool_calls, request)
+    for receiver, giver in handed.items():
+        to, by = built[receiver].agent_name, built[giver].agent_name
+        if receiver in regions and not any(h.to_agent == to and h.from_agent == by for h in request.handoffs):
+            request.handoffs.append(Handoff(from_agent=by, to_agent=to, span_id=receiver))
+    if request.output is None and request.status == "ok":
+        last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
+        request.output = built[last.root.span_id].output
+    return request
+
+
+def _split_transfers(calls: list[ToolCall], request: Trajectory) -> tuple[list[ToolCall], list[Handoff]]:
+    """The request's tool calls without its control transfers, and those transfers as handoffs."""
+    agent_at = {c.step: c.agent for c in request.llm_calls}
+    kept, handoffs = [], []
+    for call in calls:
+        if not is_transfer(call.name):
+            kept.append(call)
+            continue
+        to = named_agent(call.name, call.arguments) or next(
+            (a for step, a in sorted(agent_at.items()) if step > call.step and a != call.agent), None
+        )
+        handoffs.append(Handoff(from_agent=call.agent, to_agent=to, step=call.step, span_id=call.span_id))
+    return kept, handoffs
+
+
+def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict[str, str]:
+    """Set each run's `parent_span_id`: the enclosing run, else the run it took over from (a handoff, whose
+    request the new run inherits). Returns the handoffs found: receiving run's span id -> handing run's."""
+    enclosing = tree.nearest(built.keys())
+    by_name: dict[str, Run] = {}
+    for run in sorted(runs, key=lambda r: r.root.start_ns, reverse=True):
+        name = built[run.root.span_id].agent_name
+        if name:
+            by_name[name] = run  # the earliest run of each agent
+    transferring = sorted(
+        (r for r in runs if _ends_with_transfer(built[r.root.span_id])), key=lambda r: r.root.start_ns
+    )
+    handed: dict[str, str] = {}
+    for run in runs:
+        trajectory = built[run.root.span_id]
+        parent = enclosing.get(run.root.span_id)
+        if parent is not None:
+            trajectory.parent_span_id = parent
+            continue
+        giver = by_name.get(run.facts.handed_off_from or "")
+        if giver is None or giver is run or giver.root.start_ns > run.root.start_ns:
+            giver = next((r for r in transferring if r is not run and _transferred(tree, r, run, built)), None)
+        if giver is not None:
+            handing = built[giver.root.span_id]
+            trajectory.parent_span_id = giver.root.span_id
+            trajectory.input = handing.input or trajectory.input
+            _handoff_result(handing, trajectory)
+            handed[run.root.span_id] = giver.root.span_id
+    return handed
+
+
+def _ends_with_transfer(trajectory: Trajectory) -> bool:
+    return bool(trajectory.tool_calls) and is_transfer(trajectory.tool_calls[-1].name)
+
+
+def _handoff_result(handing: Trajectory, receiving: Trajectory) -> None:
+    """The handoff call's result, when its own run does not show it: what the receiving agent's first model
+    call was told for that call id."""
+    if not handing.tool_calls or not receiving.llm_calls:
+        return
+    call = handing.tool_calls[-1]
+    if call.result is None and not call.error and call.call_id:
+        told = msg.tool_results(receiving.llm_calls[0].input_messages)
+        call.result = told.get(call.call_id)
+
+
+def _transferred(tree: Tree, earlier: Run, later: Run, built: dict[str, Trajectory]) -> bool:
+    """A run that ended by calling a transfer tool handed over to a run that started after it: the one that
+    call names (`transfer_to_billing_agent`, or `transfer_to_agent` with the agent's name as an argument), or
+    else its sibling."""
+    if earlier.root.end_ns > later.root.start_ns:
+        return False
+    call = built[earlier.root.span_id].tool_calls[-1]
+    later_name = built[later.root.span_id].agent_name
+    arguments = call.arguments.values() if isinstance(call.arguments, dict) else ()
+    if later_name and (call.name.endswith(f"_to_{later_name}") or later_name in arguments):
+        return True
+    return tree.parent.get(earlier.root.span_id) == tree.parent.get(later.root.span_id) is not None

@@ -1,0 +1,38 @@
+"""Rebuild one trace: classify its spans, find each agent's runs, build them, and group them into requests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.dialects import classify
+from otelgrade.rebuild.requests import requests
+from otelgrade.rebuild.runs import Notes, build, find_runs
+from otelgrade.rebuild.tree import Tree
+from otelgrade.spans import LogEvent, Span
+from otelgrade.trajectory import Trajectory
+
+
+def rebuild_trace(
+    spans: Sequence[Span], logs: Sequence[LogEvent] = (), notes: Notes | None = None, dialects: Sequence[Dialect] = ()
+) -> list[Trajectory]:
+    """Every run of one trace, ordered by start time. `dialects` (from the config's mappings) are asked before
+    the built-in ones; `notes` collects why spans were set aside."""
+    if not spans:
+        return []
+    notes = {} if notes is None else notes
+    tree = Tree(spans, logs)
+    classified = {sid: c for sid, span in tree.spans.items() if (c := classify(span, dialects)) is not None}
+    runs = find_runs(tree, classified, notes)
+    stop = frozenset(top for run in runs for top in run.tops)
+    regions = {run.root.span_id: [s for top in run.tops for s in tree.walk(top, stop)] for run in runs}
+    run_of = {s: run.root.span_id for run in runs for s in regions[run.root.span_id]}
+    for run in runs:
+        if run.tool_root:  # the tool span itself belongs to the run that called it
+            regions[run.root.span_id].remove(run.root.span_id)
+            caller = run_of.get(tree.parent.get(run.root.span_id) or "")
+            if caller is not None and caller != run.root.span_id:
+                regions[caller].append(run.root.span_id)
+    built = {run.root.span_id: build(tree, classified, run, regions[run.root.span_id], notes) for run in runs}
+    found = requests(tree, classified, runs, built, regions, notes)
+    return sorted(found, key=lambda t: (t.start_time or "", tree.order.get(t.span_id, -1)))
