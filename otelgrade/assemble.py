@@ -12,8 +12,9 @@ counted. Items for a trace that already closed are counted as late, not graded a
 cache remembers recently closed trace ids (a spool restores it after a restart). With `keep_closed` (a
 suite re-grades runs), the last `regrade_traces` closed traces keep their items: late items for one of
 them open it again, and it closes as its next revision, holding every item. Deadlines live in
-one heap with lazy deletion. Each item counts the bytes it came in (its share of its request's body),
-so the server can bound memory in bytes.
+one heap with lazy deletion. Each item counts the bytes it came in (its share of its request's body) plus
+what holding it costs (`ITEM_OVERHEAD`, and `TRACE_OVERHEAD` per trace), so the server can bound memory in bytes;
+closed traces kept for late items are bounded in bytes too (`max_kept_bytes`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ from otelgrade.settings import AssemblySettings
 from otelgrade.spans import AnySpan, LogEvent
 
 Reason = Literal["complete", "idle", "max_duration", "evicted", "shutdown"]
+
+# What holding costs beyond the received bytes, measured as RSS with tiny spans (CPython 3.11, 64-bit): a span's
+# record, its id in the trace's set and its list slot; a trace's record, lists, set, dict entry and heap entry.
+ITEM_OVERHEAD = 420
+TRACE_OVERHEAD = 600
 
 
 @dataclass(slots=True)
@@ -79,6 +85,8 @@ class Assembler:
         self._evicted: list[CompletedTrace] = []
         self._spans_held = 0
         self._bytes_held = 0.0
+        self._kept_bytes = 0.0
+        self.max_kept_bytes = float("inf")  # the server sets a share of `limits.max_bytes_held`
         for reason in ("complete", "idle", "max_duration", "evicted", "shutdown"):
             self.metrics.traces_completed.labels(reason)  # every reason's series exists from the start
 
@@ -96,6 +104,11 @@ class Assembler:
     def bytes_in_flight(self) -> float:
         """Bytes received for the items held (each item's share of its request's body)."""
         return self._bytes_held
+
+    @property
+    def bytes_kept(self) -> float:
+        """Bytes of closed traces kept for late items (a suite re-grades runs)."""
+        return self._kept_bytes
 
     def next_deadline(self) -> float | None:
         """When `poll` may next have a trace to close (possibly earlier: the heap deletes lazily); None when
@@ -122,8 +135,7 @@ class Assembler:
         self.settings = settings
         if keep_closed is not None:
             self.keep_closed = keep_closed
-        while len(self._kept) > (settings.regrade_traces if self.keep_closed else 0):
-            self._kept.popitem(last=False)
+        self._trim_kept()
         self._heap = []
         for trace_id, trace in self._traces.items():
             trace.scheduled = self._deadline(trace)
@@ -139,6 +151,7 @@ class Assembler:
         result = AddResult()
         rejected = result.rejected
         limit = self.settings.max_spans_per_trace
+        held = item_bytes + ITEM_OVERHEAD
         touched: dict[str, _Trace] = {}
         current_id: str | None = None
         trace: _Trace | None = None
@@ -158,11 +171,11 @@ class Assembler:
                 trace.span_ids.add(span.span_id)
                 trace.spans.append(span)
                 trace.size += 1
-                trace.nbytes += item_bytes
+                trace.nbytes += held
                 if span.parent_id is None:
                     trace.has_root = True
                 result.accepted += 1
-        self._held(touched, now, result, item_bytes)
+        self._held(touched, now, result, held)
         m = self.metrics
         for reason, count in rejected.items():
             m.spans_rejected.labels(reason).inc(count)
@@ -173,6 +186,7 @@ class Assembler:
         result = AddResult()
         rejected = result.rejected
         limit = self.settings.max_spans_per_trace
+        held = item_bytes + ITEM_OVERHEAD
         touched: dict[str, _Trace] = {}
         for event in events:
             trace = self._trace_for(event.trace_id, now)
@@ -185,9 +199,9 @@ class Assembler:
                 continue
             trace.logs.append(event)
             trace.size += 1
-            trace.nbytes += item_bytes
+            trace.nbytes += held
             result.accepted += 1
-        self._held(touched, now, result, item_bytes)
+        self._held(touched, now, result, held)
         m = self.metrics
         for reason, count in rejected.items():
             m.log_records_dropped.labels(reason).inc(count)
@@ -195,11 +209,11 @@ class Assembler:
             m.log_records_dropped.labels("late").inc(result.late)
         return result
 
-    def _held(self, touched: dict[str, _Trace], now: float, result: AddResult, item_bytes: float) -> None:
-        """Account for one batch added: deadlines, what is held, late arrivals, the gauges."""
+    def _held(self, touched: dict[str, _Trace], now: float, result: AddResult, held: float) -> None:
+        """Account for one batch added (`held`: bytes per item): deadlines, what is held, late arrivals, gauges."""
         self._touch(touched, now)
         self._spans_held += result.accepted
-        self._bytes_held += result.accepted * item_bytes
+        self._bytes_held += result.accepted * held
         if result.late:
             self.metrics.late_spans.inc(result.late)
         self._update_gauges()
@@ -212,10 +226,13 @@ class Assembler:
         kept = self._kept.pop(trace_id, None)
         if kept is None and trace_id in self._closed:
             return None
+        if kept is not None:
+            self._kept_bytes = max(0.0, self._kept_bytes - kept.nbytes) if self._kept else 0.0
         while len(self._traces) >= self.settings.max_traces:
             oldest = next(iter(self._traces))
             self._evicted.append(self._close(oldest, "evicted"))
-        trace = _Trace(first_seen=now, last_seen=now)
+        trace = _Trace(first_seen=now, last_seen=now, nbytes=TRACE_OVERHEAD)
+        self._bytes_held += TRACE_OVERHEAD
         if kept is not None:
             self._reopen(trace, kept)
         self._traces[trace_id] = trace
@@ -230,9 +247,9 @@ class Assembler:
         trace.span_ids = {span.span_id for span in kept.spans}
         trace.has_root = any(span.parent_id is None for span in kept.spans)
         trace.size = len(kept.spans) + len(kept.logs)
-        trace.nbytes = kept.nbytes
+        trace.nbytes = kept.nbytes  # its overhead included
         self._spans_held += trace.size
-        self._bytes_held += kept.nbytes
+        self._bytes_held += kept.nbytes - TRACE_OVERHEAD
 
     def _touch(self, touched: dict[str, _Trace], now: float) -> None:
         """Record activity once per trace per batch. Later activity only moves a deadline later, which
@@ -299,9 +316,16 @@ class Assembler:
         closed = CompletedTrace(trace_id, t.spans, t.logs, reason, t.last_seen, t.nbytes, t.revision)
         if self.keep_closed and self.settings.regrade_traces:
             self._kept[trace_id] = closed
-            while len(self._kept) > self.settings.regrade_traces:
-                self._kept.popitem(last=False)
+            self._kept_bytes += closed.nbytes
+            self._trim_kept()
         return closed
+
+    def _trim_kept(self) -> None:
+        """Forget the oldest kept closed traces past `regrade_traces` or `max_kept_bytes`."""
+        most = self.settings.regrade_traces if self.keep_closed else 0
+        while self._kept and (len(self._kept) > most or self._kept_bytes > self.max_kept_bytes):
+            _, dropped = self._kept.popitem(last=False)
+            self._kept_bytes = max(0.0, self._kept_bytes - dropped.nbytes) if self._kept else 0.0
 
     def _update_gauges(self) -> None:
         self.metrics.traces_in_flight.set(len(self._traces))

@@ -63,6 +63,7 @@ CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime and size are com
 CONFIG_SETTLE_SECONDS = 10.0  # a config file still changing after this long is not read
 MARK_EVERY_SECONDS = 0.02  # with a spool: the most grading time between marks of graded runs
 STOP_GRACE_SECONDS = 5.0  # how long calls in progress may finish once shutdown begins
+KEPT_SHARE = 0.25  # of `limits.max_bytes_held`: the most graded traces kept for late spans (`regrade`) may hold
 
 
 def run(config_path: str | None) -> int:
@@ -96,6 +97,7 @@ class Server:
         with contextlib.suppress(ValueError):  # platforms without /proc
             ProcessCollector(registry=self.metrics.registry)
         self.assembler = Assembler(config.assembly, self.metrics, keep_closed=_regrades(config))
+        self.assembler.max_kept_bytes = config.limits.max_bytes_held * KEPT_SHARE
         self.ready = False
         self._stop = asyncio.Event()
         self._grading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-grade")
@@ -132,8 +134,8 @@ class Server:
             on_run=self.runs.add_run,
             dialects=mapped_dialects(config.rebuild.mappings),
             remember=config.assembly.regrade_traces,
-        )
             span_ground_truth=config.rebuild.ground_truth_from_spans,
+        )
 
     def _suites(self, config: Config) -> list[Suite]:
         judges: JudgeClient = self._judges if self._judges is not None else DISABLED
@@ -170,13 +172,12 @@ class Server:
             await ticker
         self._grade(self.assembler.drain())
         await self._close_grading(deadline)
-        if metrics_runner is not None:
         self._report_ungraded()
+        if metrics_runner is not None:
             await metrics_runner.cleanup()
         log.info("stopped")
         return 0
 
-    def _on_stop_signal(self, sig: signal.Signals) -> None:
     def _report_ungraded(self) -> None:
         if not self._ungraded:
             return
@@ -192,6 +193,7 @@ class Server:
             kept,
         )
 
+    def _on_stop_signal(self, sig: signal.Signals) -> None:
         if self._stop.is_set():
             return
         log.info("received %s", sig.name)
@@ -315,8 +317,8 @@ class Server:
         return min(TICK_SECONDS, max(MIN_TICK_SECONDS, deadline - self.clock()))
 
     def bytes_held(self) -> float:
-        """Bytes received for runs waiting to complete or to be graded."""
-        return self.assembler.bytes_in_flight + self._backlog_bytes
+        """Bytes held for runs waiting to complete or to be graded, and for graded ones kept for late spans."""
+        return self.assembler.bytes_in_flight + self.assembler.bytes_kept + self._backlog_bytes
 
     def overloaded(self) -> bool:
         """Whether senders should back off: grading is `assembly.max_traces` traces behind, or the bytes held
@@ -422,11 +424,11 @@ class Server:
             if self.clock() > give_up:
                 raise ConfigError(f"the file kept changing for {CONFIG_SETTLE_SECONDS:g}s", file=self.config_path)
 
-    def _refuse_empty(self, config: Config) -> None:
     def _built(self, config: Config) -> tuple[list[Suite], tuple[Dialect, ...]]:
         """The suites and span mappings of a config (on a thread: building graders may take a while)."""
         return self._suites(config), mapped_dialects(config.rebuild.mappings)
 
+    def _refuse_empty(self, config: Config) -> None:
         """A config that grades nothing replaces one that grades something only when it says so (`suites: []`):
         an emptied or truncated file must not silently stop grading."""
         if not config.suites and self.config.suites and not config.suites_listed:
@@ -453,10 +455,11 @@ class Server:
                 log.error("config reload (%s) refused, the running config stays: %s", why, exc)
                 return False
             old, self.config = self.config, config
+            self.assembler.max_kept_bytes = config.limits.max_bytes_held * KEPT_SHARE
             self.assembler.reconfigure(config.assembly, keep_closed=_regrades(config))
             self.grading.remember = config.assembly.regrade_traces
-            self.ingest.max_request_bytes = config.receivers.max_request_bytes
             self.grading.span_ground_truth = config.rebuild.ground_truth_from_spans
+            self.ingest.max_request_bytes = config.receivers.max_request_bytes
             self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving
             fixed = [
                 key

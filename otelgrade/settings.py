@@ -187,13 +187,13 @@ class RebuildSettings(Strict):
     """`rebuild:` — how spans become runs, beyond the conventions otelgrade reads by itself."""
 
     mappings: list[SpanMapping] = Field(default_factory=list)
-
-
-class Price(Strict):
     # Take a run's reference answer from its span attribute `otelgrade.ground_truth`. Off by default: whoever sends
     # spans would choose what their run is graded against (a grader's own `ground_truth` and trajectory JSON given
     # to `otelgrade grade` are always read).
     ground_truth_from_spans: bool = False
+
+
+class Price(Strict):
     """USD per million tokens."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -18,6 +18,7 @@ from otelgrade.settings import UiSettings
 log = logging.getLogger("otelgrade.runs")
 
 WINDOW_SECONDS = 60.0  # `ui.log_failures` is per this window
+MAX_RUNS_COUNTED = 100_000  # distinct runs a summary tells apart; past it, it says "at least"
 RATIONALE_CHARS = 300  # the page has the full text
 
 
@@ -40,21 +41,30 @@ class RunLog:
         self._since = now
         self._outcomes: Counter[str] = Counter()
         self._runs: set[tuple[str, str]] = set()
+        self._more_runs = False  # runs past MAX_RUNS_COUNTED were graded since the last summary
         self._failing_runs = 0
         self._left_out = 0
 
     def write(self, grades: Sequence[Grade]) -> None:
         with self._lock:
             failing: dict[tuple[str, str], list[Grade]] = {}
+            summarised = bool(self.settings.log_summary)  # else nothing would ever read, or clear, the counts
             for g in grades:
                 key = (g.trace_id, g.span_id)
-                self._runs.add(key)
-                self._outcomes[g.outcome] += 1
+                if summarised:
+                    self._count(key, g)
                 if g.outcome == "fail":
                     failing.setdefault(key, []).append(g)
             self._failing_runs += len(failing)
             for run in failing.values():
                 self._failing_run(run)
+
+    def _count(self, key: tuple[str, str], grade: Grade) -> None:
+        if len(self._runs) < MAX_RUNS_COUNTED:
+            self._runs.add(key)
+        elif key not in self._runs:
+            self._more_runs = True
+        self._outcomes[grade.outcome] += 1
 
     def tick(self) -> None:
         """Log the summary when it is due."""
@@ -93,7 +103,8 @@ class RunLog:
         now = self.clock()
         if self._outcomes:
             counts = ", ".join(f"{self._outcomes[o]} {o}" for o in OUTCOMES)
-            line = f"graded {len(self._runs)} run(s) in the last {now - self._since:.0f}s (grades: {counts})"
+            runs = f"at least {len(self._runs)}" if self._more_runs else f"{len(self._runs)}"
+            line = f"graded {runs} run(s) in the last {now - self._since:.0f}s (grades: {counts})"
             if self._failing_runs:
                 line += f"; {self._failing_runs} run(s) failed"
                 if self._left_out:
@@ -103,6 +114,7 @@ class RunLog:
         self._next_summary = now + self.settings.log_summary
         self._outcomes.clear()
         self._runs.clear()
+        self._more_runs = False
         self._failing_runs = self._left_out = 0
 
 

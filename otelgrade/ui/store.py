@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, TypeVar
 
 from otelgrade.results import OUTCOMES, Grade, Outcome
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
 
 RunKey = tuple[str, str]  # (trace_id, span_id)
 ORDERS = ("failing", "newest")
@@ -166,20 +166,71 @@ class RunStore:
 
 
 ATTRIBUTE_CHARS = 2000
-"""How much of one attribute's value the page keeps: runs are kept by count, so no value may be large."""
+"""How much of one text (an attribute's value, a message, a tool call's arguments or result) the page keeps."""
+RUN_CHARS = 64 * 1024
+"""How much text of one run the page keeps in all: runs are kept by count, so no run may be large."""
+RUN_ITEMS = 100
+"""How many messages, LLM calls and tool calls of one run the page keeps (the first and the last ones)."""
 
 
 def slim(trajectory: Trajectory) -> Trajectory:
-    """The run as the page shows it: without each LLM call's own copy of the conversation so far, which grows
-    with the square of the run's length (`messages` holds the conversation once), and with long attribute
-    values cut (a span can carry megabytes in one attribute)."""
-    calls = [c.model_copy(update={"input_messages": [], "output_messages": []}) for c in trajectory.llm_calls]
-    attributes = {k: _cut(v) for k, v in trajectory.attributes.items()}
-    return trajectory.model_copy(update={"llm_calls": calls, "attributes": attributes})
+    """The run as the page shows it, at most about `RUN_CHARS` of text: without each LLM call's own copy of the
+    conversation so far, which grows with the square of the run's length (`messages` holds the conversation
+    once), its longest lists cut to their first and last `RUN_ITEMS` around an entry saying how many are not
+    kept, and each text cut to `ATTRIBUTE_CHARS` until the run's `RUN_CHARS` are used, after which texts are left
+    out (a span can carry megabytes in one value)."""
+    room = _Room(RUN_CHARS)
+    t = trajectory
+    messages = _ends(t.messages, lambda n: {"role": "otelgrade", "content": f"[{n} message(s) not kept]"})
+    tools = _ends(t.tool_calls, lambda n: ToolCall(name=f"[{n} tool call(s) not kept]"))
+    calls = _ends(t.llm_calls, lambda n: LLMCall(model=f"[{n} LLM call(s) not kept]"))
+    update: dict[str, Any] = {
+        "input": room.cut(t.input),
+        "output": room.cut(t.output),
+        "error": room.cut(t.error),
+        "ground_truth": room.cut(t.ground_truth),
+        "attributes": {k: room.cut(v) for k, v in t.attributes.items()},
+        "messages": [room.cut(m) for m in messages],
+        "tool_calls": [
+            c.model_copy(update={"arguments": room.cut(c.arguments), "result": room.cut(c.result)}) for c in tools
+        ],
+        "llm_calls": [c.model_copy(update={"input_messages": [], "output_messages": []}) for c in calls],
+    }
+    return trajectory.model_copy(update=update)
 
 
-def _cut(value: Any) -> Any:
-    text = value if isinstance(value, str) else None
-    if text is None or len(text) <= ATTRIBUTE_CHARS:
+T = TypeVar("T")
+
+
+def _ends(items: list[T], not_kept: Callable[[int], T]) -> list[T]:
+    """The first and last of `items` around what says how many are not kept, if there are over `RUN_ITEMS`."""
+    if len(items) <= RUN_ITEMS:
+        return items
+    half = RUN_ITEMS // 2
+    return [*items[:half], not_kept(len(items) - RUN_ITEMS), *items[-half:]]
+
+
+class _Room:
+    """What is left of one run's text allowance."""
+
+    def __init__(self, chars: int) -> None:
+        self.chars = chars
+        self.left_out = 0
+
+    def cut(self, value: Any) -> Any:
+        """`value` with every text in it cut (dicts and lists walked, their items up to `RUN_ITEMS`)."""
+        if isinstance(value, str):
+            return self._text(value)
+        if isinstance(value, dict):
+            return {k: self.cut(v) for k, v in list(value.items())[:RUN_ITEMS]}
+        if isinstance(value, list):
+            return [self.cut(v) for v in value[:RUN_ITEMS]]
         return value
-    return f"{text[:ATTRIBUTE_CHARS]}… [{len(text) - ATTRIBUTE_CHARS} more characters not kept]"
+
+    def _text(self, text: str) -> str:
+        keep = min(len(text), ATTRIBUTE_CHARS, self.chars)
+        self.chars -= keep
+        if keep == len(text):
+            return text
+        self.left_out += len(text) - keep
+        return f"{text[:keep]}… [{len(text) - keep} more characters not kept]"
