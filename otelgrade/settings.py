@@ -331,6 +331,10 @@ class UiSettings(Strict):
     def _trace_url_placeholders(cls, url: str | None) -> str | None:
         if url is None:
             return url
+        if not re.match(r"https?://", url, re.IGNORECASE):
+            raise ValueError(
+                f"a trace_url must start with http:// or https:// (it becomes a link on the grades page), not {url!r}"
+            )
         unknown = sorted(set(re.findall(r"\{\w+\}", url)) - set(TRACE_URL_PLACEHOLDERS))
         if unknown:
             raise ValueError(

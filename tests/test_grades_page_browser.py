@@ -8,10 +8,13 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +69,7 @@ def judge(body: dict[str, Any]) -> Reply:
     return Reply.grade(0.9, "The agent did what was asked.")
 
 
-@pytest.fixture
-def browser() -> Iterator[WebDriver]:
+def chromium(javascript: bool) -> WebDriver:
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
     for flag in (
@@ -82,8 +84,14 @@ def browser() -> Iterator[WebDriver]:
         "--window-size=1400,1000",
     ):
         options.add_argument(flag)
-    options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
-    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
+    if not javascript:
+        options.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
+    return webdriver.Chrome(options=options, service=Service(executable_path=str(CHROMEDRIVER)))
+
+
+@pytest.fixture
+def browser() -> Iterator[WebDriver]:
+    driver = chromium(javascript=False)
     try:
         driver.get("data:text/html,<title>off</title><script>document.title = 'on'</script>")
         assert driver.title == "off", "JavaScript should be off: the page must work without it"
@@ -189,3 +197,65 @@ def test_from_the_grades_page_to_the_tool_call_that_failed_the_run(serve, browse
         status, body = api(server, "?outcome=failed")
         assert status == 400 and "outcome must be one of pass, fail, error, skipped" in body["error"]
         assert server.stop() == 0
+
+
+@pytest.fixture
+def scripting_browser() -> Iterator[WebDriver]:
+    """Chromium with JavaScript on, as most people browse: the page's own policy must forbid script."""
+    driver = chromium(javascript=True)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def test_the_page_runs_no_script_and_cannot_be_framed_even_with_javascript_on(serve, scripting_browser) -> None:
+    server = serve()
+    page = f"{server.metrics_url}/"
+    scripting_browser.get(page)
+    title = scripting_browser.title
+    body_font = scripting_browser.execute_script("return getComputedStyle(document.body).fontSize")
+    assert body_font == "15px"  # the page's own style sheet applies
+
+    # Markup that slipped into the page (an inline script, a javascript: link such as a trace_url) does not run.
+    scripting_browser.execute_script(
+        """const script = document.createElement('script');
+        script.textContent = "document.title = 'inline script ran'";
+        document.head.append(script);
+        const link = document.createElement('a');
+        link.id = 'injected'; link.textContent = 'trace'; link.href = "javascript:document.title = 'link ran'";
+        document.body.prepend(link);"""
+    )
+    scripting_browser.find_element(By.ID, "injected").click()
+    time.sleep(0.5)
+    assert scripting_browser.title == title
+
+    # Another site cannot show the page inside a frame (clickjacking).
+    with framing_site(page) as site:
+        scripting_browser.get(site)
+        time.sleep(1)
+    scripting_browser.switch_to.frame(scripting_browser.find_element(By.ID, "frame"))
+    framed = scripting_browser.execute_script("return location.href + ' ' + document.body.innerText")
+    assert "Recent grades" not in framed and not framed.startswith(page), framed
+    assert server.stop() == 0
+
+
+@contextmanager
+def framing_site(page: str) -> Iterator[str]:
+    """Another site on this machine (another port: another origin) whose page shows `page` in an iframe."""
+    html = f"<!doctype html><title>framing</title><iframe id=frame src='{page}'></iframe>".encode()
+
+    class Framing(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(html)
+
+    with ThreadingHTTPServer(("127.0.0.1", 0), Framing) as site:
+        thread = threading.Thread(target=site.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{site.server_address[1]}/"
+        finally:
+            site.shutdown()

