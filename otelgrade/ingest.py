@@ -2,8 +2,8 @@
 on) before keeping it, hand its records to the assembler, count the batch in metrics, and say what was
 refused. Receivers call it through `receivers.Ingest`; at start-up the server replays the spool through it.
 
-Memory is bounded in bytes: request bodies being received count toward `max_bytes_receiving` from before
-they are read until they are kept (past it: `Overloaded`), and each kept item counts its share of its
+Memory is bounded in bytes: request bodies being received count toward `max_bytes_receiving` as they
+arrive until they are kept (past it: `Overloaded`), and each kept item counts its share of its
 request's body in the assembler.
 
 Metrics are updated once per request. `otelgrade_spans_received_total` counts the spans that
@@ -56,11 +56,13 @@ class Ingest:
         busy: Callable[[], bool] = lambda: False,
         max_bytes_receiving: int = 256 * 1024 * 1024,
         spool: Spool | None = None,
+        body_read_timeout: float = 30.0,
     ) -> None:
         self.assembler = assembler
         self.metrics = metrics
         self.max_request_bytes = max_request_bytes  # the server changes these two on reload
         self.max_bytes_receiving = max_bytes_receiving
+        self.body_read_timeout = body_read_timeout
         self.clock = clock
         self._executor = decode_executor
         self.busy = busy  # true while the server wants senders to back off
@@ -70,11 +72,15 @@ class Ingest:
             metrics.spans_received.labels(protocol)
             metrics.log_records_received.labels(protocol)
 
+    def fits(self, nbytes: int) -> bool:
+        """Whether `nbytes` more may be received now: within `max_bytes_receiving`, or nothing else is."""
+        return not self._receiving or self._receiving + nbytes <= self.max_bytes_receiving
+
     @contextlib.contextmanager
     def receiving(self, nbytes: int) -> Iterator[None]:
         """Count `nbytes` of a request body as being received for the block; raises `Overloaded` when they would
-        take the bytes received at once past `max_bytes_receiving` (one request is always let through)."""
-        if self._receiving and self._receiving + nbytes > self.max_bytes_receiving:
+        not `fit`. Receivers count a body as it arrives, piece by piece."""
+        if not self.fits(nbytes):
             raise Overloaded("too many bytes are being received at once; retry later")
         self._receiving += nbytes
         self.metrics.bytes_receiving.set(self._receiving)

@@ -117,6 +117,7 @@ class Server:
             decode_executor=self._decoding,
             busy=self.overloaded,
             max_bytes_receiving=config.limits.max_bytes_receiving,
+            body_read_timeout=config.receivers.body_read_timeout,
         )
         self._pending: set[asyncio.Future[Any]] = set()
         self._reload_lock = asyncio.Lock()

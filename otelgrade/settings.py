@@ -129,6 +129,9 @@ class ReceiverSettings(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     max_request_bytes: int = Field(20 * 1024 * 1024, gt=0)  # as the OpenTelemetry Collector
+    # How long a request body (a gRPC message) may take to arrive once its headers have: past it, HTTP 408 /
+    # DEADLINE_EXCEEDED, so senders that trickle cannot hold connections and the receive allowance for long.
+    body_read_timeout: Duration = Field(30.0, gt=0)
     tls: TlsSettings | None = None
     auth: AuthSettings | None = None
 

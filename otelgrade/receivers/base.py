@@ -39,6 +39,11 @@ class Overloaded(RuntimeError):
     """Grading has fallen behind; the request is refused as retryable (HTTP 503, gRPC UNAVAILABLE)."""
 
 
+def read_deadline_message(timeout: float) -> str:
+    """Why a request whose body did not arrive in time was refused (HTTP 408, gRPC DEADLINE_EXCEEDED)."""
+    return f"the request did not arrive within {timeout:g}s (receivers.body_read_timeout); send it faster"
+
+
 @dataclass(slots=True, frozen=True)
 class ExportResult:
     """One export request's answer: `rejected` items were not kept; `message` explains (or warns)."""
@@ -52,13 +57,18 @@ class Ingest(Protocol):
 
     metrics: Metrics
     max_request_bytes: int
+    body_read_timeout: float  # seconds a request body (or gRPC message) may take to arrive
 
     def busy(self) -> bool:
         """True while senders should back off (answer 503 / UNAVAILABLE before reading the body)."""
         ...
 
+    def fits(self, nbytes: int) -> bool:
+        """Whether `nbytes` more could be counted as being received now (what `receiving` would allow)."""
+        ...
+
     def receiving(self, nbytes: int) -> AbstractContextManager[None]:
-        """Count a body of up to `nbytes` as being received while the block runs (reading, decoding, keeping);
+        """Count `nbytes` of a body as being received while the block runs (reading, decoding, keeping);
         raises `Overloaded` when too many bytes are being received at once."""
         ...
 

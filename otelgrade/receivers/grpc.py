@@ -3,13 +3,20 @@
 The services are registered with raw-bytes requests (no deserializer), so the decoder can repair
 strings that are not valid UTF-8 instead of grpc refusing the whole request; an undecodable
 request is answered INVALID_ARGUMENT, an oversized one RESOURCE_EXHAUSTED (grpc's own check of
-`grpc.max_receive_message_length`, applied after decompression too), one without the configured
-bearer token (`authorization` metadata) UNAUTHENTICATED.
+`grpc.max_receive_message_length`, applied after decompression too).
+
+Each call is handled as a request stream, so its message is read only once the call may be served:
+one without the configured bearer token (`authorization` metadata) is answered UNAUTHENTICATED, and
+one for which the receive allowance has no room for a message of `max_request_bytes` UNAVAILABLE,
+both before grpc reads (and holds) the message. A message that has not arrived within
+`body_read_timeout` is answered DEADLINE_EXCEEDED.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +32,7 @@ from otelgrade.receivers.base import (
     Receiver,
     Signal,
     export_response,
+    read_deadline_message,
     receiver_type,
     safe_message,
 )
@@ -37,13 +45,21 @@ UNAUTHENTICATED = "missing or wrong bearer token: send the metadata `authorizati
 
 
 async def _export(
-    ingest: Ingest, access: Access, signal: Signal, request: bytes, context: grpc.aio.ServicerContext[Any, Any]
+    ingest: Ingest,
+    access: Access,
+    signal: Signal,
+    requests: AsyncIterator[bytes],
+    context: grpc.aio.ServicerContext[Any, Any],
 ) -> Any:
     metrics = ingest.metrics
     if not access.allows(dict(context.invocation_metadata() or ()).get("authorization")):
         metrics.requests.labels(PROTOCOL, signal, "unauthenticated").inc()
         await context.abort(grpc.StatusCode.UNAUTHENTICATED, UNAUTHENTICATED)
     try:
+        if ingest.busy():
+            raise Overloaded("otelgrade is holding as much as it may; retry later")
+        with ingest.receiving(ingest.max_request_bytes):  # the most grpc may hold while it reads the message
+            request = await _read_message(requests, ingest.body_read_timeout)
         with ingest.receiving(len(request)):
             result = await ingest.export(signal, request, "protobuf", PROTOCOL)
     except InvalidRequest as exc:
@@ -54,6 +70,10 @@ async def _export(
         metrics.requests.labels(PROTOCOL, signal, "overloaded").inc()
         await context.abort(grpc.StatusCode.UNAVAILABLE, safe_message(str(exc)))  # OTLP exporters retry with backoff
         raise
+    except TimeoutError:
+        metrics.requests.labels(PROTOCOL, signal, "timeout").inc()
+        await context.abort(grpc.StatusCode.DEADLINE_EXCEEDED, read_deadline_message(ingest.body_read_timeout))
+        raise
     except Exception:
         log.exception("failed to handle an OTLP/gRPC %s request", signal)
         metrics.requests.labels(PROTOCOL, signal, "error").inc()
@@ -63,13 +83,22 @@ async def _export(
     return export_response(signal, result)
 
 
+async def _read_message(requests: AsyncIterator[bytes], timeout: float) -> bytes:
+    """The call's one request message, read within `timeout` seconds."""
+    async with asyncio.timeout(timeout):
+        messages = [message async for message in requests]
+    if len(messages) != 1:
+        raise InvalidRequest(f"a call carries one request message, not {len(messages)}")
+    return messages[0]
+
+
 class TraceService(trace_service_pb2_grpc.TraceServiceServicer):
     def __init__(self, ingest: Ingest, access: Access) -> None:
         self._ingest = ingest
         self._access = access
 
-    async def Export(self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        return await _export(self._ingest, self._access, "traces", request, context)
+    async def Export(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        return await _export(self._ingest, self._access, "traces", requests, context)
 
 
 class LogsService(logs_service_pb2_grpc.LogsServiceServicer):
@@ -77,12 +106,13 @@ class LogsService(logs_service_pb2_grpc.LogsServiceServicer):
         self._ingest = ingest
         self._access = access
 
-    async def Export(self, request: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-        return await _export(self._ingest, self._access, "logs", request, context)
+    async def Export(self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        return await _export(self._ingest, self._access, "logs", requests, context)
 
 
 def _raw_handler(service: str, export: Any, response_type: Any) -> grpc.GenericRpcHandler:
-    method = grpc.unary_unary_rpc_method_handler(
+    """A unary method served as a request stream: the handler decides whether to read the message at all."""
+    method = grpc.stream_unary_rpc_method_handler(
         export, request_deserializer=None, response_serializer=response_type.SerializeToString
     )
     return grpc.method_handlers_generic_handler(service, {"Export": method})

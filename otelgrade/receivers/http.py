@@ -3,6 +3,8 @@ optionally gzip-compressed, answered in the request's content type.
 
 Bodies are read as a stream with a byte cap (chunked requests without Content-Length work), and
 gzip is inflated here with the same cap, never by aiohttp, so a gzip bomb costs at most the limit.
+A body counts toward the receive allowance as it arrives (a sender that trickles holds only what it sent),
+and must arrive within `body_read_timeout`, else 408 and the connection is closed.
 Inflating takes time linear in the body (however many gzip members it holds) and runs on a worker
 thread, so the event loop keeps answering other requests meanwhile.
 """
@@ -10,6 +12,7 @@ thread, so the event loop keeps answering other requests meanwhile.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import zlib
 from typing import Any
@@ -30,6 +33,7 @@ from otelgrade.receivers.base import (
     RequestTooLarge,
     Signal,
     export_response,
+    read_deadline_message,
     receiver_type,
     safe_message,
     split_address,
@@ -61,14 +65,20 @@ def _status(http_status: int, code: int, message: str, encoding: Encoding = "pro
     return web.Response(status=http_status, body=body, content_type=_MEDIA_TYPE[encoding])
 
 
-async def _read_capped(request: web.Request, limit: int) -> bytes:
+async def _read_counted(request: web.Request, ingest: Ingest, counted: contextlib.ExitStack) -> bytes:
+    """The body, each piece counted as being received (in `counted`) as it arrives; raises `RequestTooLarge`
+    past `max_request_bytes`, `Overloaded` when the allowance has no room for it, `TimeoutError` when it has
+    not all arrived within `body_read_timeout`."""
+    limit = ingest.max_request_bytes
     if request.content_length is not None and request.content_length > limit:
         raise RequestTooLarge(f"the body ({request.content_length} bytes) is over the {limit}-byte limit")
     body = bytearray()
-    async for chunk in request.content.iter_any():
-        body += chunk
-        if len(body) > limit:
-            raise RequestTooLarge(f"the body is over the {limit}-byte limit")
+    async with asyncio.timeout(ingest.body_read_timeout):
+        async for chunk in request.content.iter_any():
+            if len(body) + len(chunk) > limit:
+                raise RequestTooLarge(f"the body is over the {limit}-byte limit")
+            counted.enter_context(ingest.receiving(len(chunk)))
+            body += chunk
     return bytes(body)
 
 
@@ -118,16 +128,19 @@ class HttpReceiver:
         return await self._receive(request, "logs")
 
     async def _receive(self, request: web.Request, signal: Signal) -> web.Response:
-        """`_export` with the body counted as being received from before it is read: its Content-Length, or the
-        most it may be (a gzip body, or one without a length)."""
-        gzipped = "gzip" in request.headers.get("Content-Encoding", "").lower()
-        expected = request.content_length if request.content_length is not None and not gzipped else None
+        """`_export` with the body counted as being received from its first byte until it is kept; a request whose
+        declared length does not fit in the receive allowance is refused before its body is read."""
         try:
-            with self._ingest.receiving(expected or self._ingest.max_request_bytes):
-                return await self._export(request, signal)
+            with contextlib.ExitStack() as counted:
+                if request.content_length is not None and not self._ingest.fits(request.content_length):
+                    raise Overloaded("too many bytes are being received at once; retry later")
+                return await self._export(request, signal, counted)
         except Overloaded:
             encoding = _CONTENT_TYPES.get(request.content_type, "protobuf")
-            return _overloaded(self._ingest.metrics.requests, signal, encoding)
+            refused = _overloaded(self._ingest.metrics.requests, signal, encoding)
+            if not request.content.at_eof():
+                refused.force_close()  # rather than read the rest of a body that is refused
+            return refused
 
     def _unauthenticated(self, request: web.Request) -> web.Response:
         self._ingest.metrics.requests.labels(PROTOCOL, _SIGNALS.get(request.path, "other"), "unauthenticated").inc()
@@ -135,7 +148,7 @@ class HttpReceiver:
         body = _status_body(code_pb2.UNAUTHENTICATED, "missing or wrong bearer token", encoding)
         return unauthorized(body, _MEDIA_TYPE[encoding])
 
-    async def _export(self, request: web.Request, signal: Signal) -> web.Response:
+    async def _export(self, request: web.Request, signal: Signal, counted: contextlib.ExitStack) -> web.Response:
         ingest = self._ingest
         count = ingest.metrics.requests
         encoding = _CONTENT_TYPES.get(request.content_type)
@@ -156,12 +169,18 @@ class HttpReceiver:
             return _overloaded(count, signal, encoding)
         limit = ingest.max_request_bytes
         try:
-            body = await _read_capped(request, limit)
+            body = await _read_counted(request, ingest, counted)
             if content_encoding == "gzip":
+                counted.enter_context(ingest.receiving(limit))  # the most it may inflate to
                 body = await asyncio.to_thread(gunzip_capped, body, limit)
         except RequestTooLarge as exc:
             count.labels(PROTOCOL, signal, "too_large").inc()
             return _status(413, code_pb2.RESOURCE_EXHAUSTED, str(exc), encoding)
+        except TimeoutError:
+            count.labels(PROTOCOL, signal, "timeout").inc()
+            late = _status(408, code_pb2.DEADLINE_EXCEEDED, read_deadline_message(ingest.body_read_timeout), encoding)
+            late.force_close()  # the rest of the body is not read
+            return late
         except (zlib.error, EOFError) as exc:
             count.labels(PROTOCOL, signal, "invalid").inc()
             return _status(400, code_pb2.INVALID_ARGUMENT, f"invalid gzip body: {exc}", encoding)
