@@ -148,10 +148,28 @@ class Grading:
         """The live path: rebuild a completed trace and grade every run in it (`revision` 2 and up: the trace
         closed again after late spans arrived)."""
         with budget(TRACE_BUDGET_SECONDS):  # the trace's runs share one time budget for regular expressions
-            for trajectory in rebuild(spans, logs, self.dialects):
+            runs = rebuild(spans, logs, self.dialects)
+            self._count_reading(runs)
+            for trajectory in runs:
                 self.grade(without_span_ground_truth(trajectory, self.span_ground_truth), again=revision > 1)
         if last_seen is not None:
             self.metrics.grading_delay.observe(max(0.0, self.clock() - last_seen))
+
+    def _count_reading(self, runs: Sequence[Trajectory]) -> None:
+        """What the rebuild could not read: a trace with no run, spans no dialect understood (per scope, once per
+        request), tool calls only one witness shows."""
+        m = self.metrics
+        if not runs:
+            m.traces_without_run.inc()
+        for run in runs:
+            if run.parent_span_id is not None:
+                continue
+            for unread in run.unread:
+                m.spans_not_understood.labels(*m.scope_label(unread.scope)).inc(unread.spans)
+            if any("request" in call.witnesses for call in run.tool_calls):  # the run shows the model's requests
+                for call in run.tool_calls:
+                    if len(call.witnesses) == 1:
+                        m.tool_calls_one_witness.labels(call.witnesses[0]).inc()
 
     async def grade_and_wait(self, trajectory: Trajectory) -> list[Grade]:
         """The offline path: the same grading, with judges' answers awaited."""

@@ -18,6 +18,7 @@ SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 OTHER = "other"
 UNKNOWN = "unknown"  # the label value of a traffic-derived label the run does not carry
 ENVIRONMENT_LIMIT = 20  # distinct `environment` label values; later ones are counted as `other`
+SCOPE_LIMIT = 50  # distinct instrumentation scopes counted as not understood
 
 
 class SeriesCap:
@@ -91,6 +92,25 @@ class Metrics:
         self.runs = Counter(
             "otelgrade_runs", "Agent runs rebuilt, by service and agent", ["service", "agent"], registry=r
         )
+        self.traces_without_run = Counter(
+            "otelgrade_traces_without_run",
+            "Completed traces with no recognizable agent or model call (nothing to grade)",
+            registry=r,
+        )
+        self.spans_not_understood = Counter(
+            "otelgrade_spans_not_understood",
+            "Spans with an AI instrumentation's marks that no dialect read, per instrumentation scope "
+            "(their runs' graders that need what they hold answer skipped)",
+            ["scope"],
+            registry=r,
+        )
+        self.tool_calls_one_witness = Counter(
+            "otelgrade_tool_calls_one_witness",
+            "Tool calls of runs that show the model's requests seen by one witness only: asked for, with neither "
+            "an execution nor a result (`request`), or executed with no request for it (`execution`)",
+            ["witness"],
+            registry=r,
+        )
         # `environment`: the run's deployment.environment.name (else deployment.environment), capped.
         self.runs_graded = Counter(
             "otelgrade_runs_graded", "Runs graded, per suite", ["suite", "environment"], registry=r
@@ -154,6 +174,7 @@ class Metrics:
 
         self.run_labels = SeriesCap(("service", "agent"), label_limit, self.label_overflow)
         self.environment_label = SeriesCap(("environment",), environment_limit, self.label_overflow)
+        self.scope_label = SeriesCap(("scope",), SCOPE_LIMIT, self.label_overflow)
 
     def environment(self, environment: str | None) -> str:
         """The `environment` label value of a run's environment: `unknown` when unset, `other` past the cap."""

@@ -1,5 +1,9 @@
 """Which suites a run belongs to: a suite's `match` block as a predicate on the `Trajectory`.
 
+A suite grades the requests users made (runs with no `parent_span_id`). A suite whose `match` names an agent
+(`agent_name`) grades that agent's own runs wherever they are: nested in a request of several agents, or a
+request that is one agent's invocation (`own_run`).
+
 Keys are run fields (`service.name`, `agent_name`, `source`, `status`) or run/resource attributes; a value
 starting with `^` is a regular expression (run within `patterns`' time budget: one that runs out does not
 match, and says so in the log), a list accepts any of its values, anything else must be equal.
@@ -55,7 +59,12 @@ def _attribute_reader(key: str) -> Callable[[Trajectory], Any]:
     return lambda t: t.attributes.get(key)
 
 
+_AGENT_KEYS = frozenset({"agent_name", "gen_ai.agent.name"})
+
+
 def match_filter(match: Mapping[str, Any]) -> Predicate:
-    """The predicate of a suite's `match` block: every key must match (an empty block matches every run)."""
+    """The predicate of a suite's `match` block: every key must match (an empty block matches every request)."""
     checks = [(FIELDS.get(key) or _attribute_reader(key), value_matcher(value)) for key, value in match.items()]
-    return lambda t: all(accepts(read(t)) for read, accepts in checks)
+    if _AGENT_KEYS.isdisjoint(match):
+        return lambda t: t.parent_span_id is None and all(accepts(read(t)) for read, accepts in checks)
+    return lambda t: t.own_run and all(accepts(read(t)) for read, accepts in checks)

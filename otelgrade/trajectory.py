@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Witness = Literal["request", "execution"]
+Witness = Literal["request", "execution", "result"]
 Part = Literal["input", "output", "messages", "tool_arguments", "tool_results", "llm_calls", "tool_calls"]
 PARTS: tuple[Part, ...] = ("input", "output", "messages", "tool_arguments", "tool_results", "llm_calls", "tool_calls")
 
@@ -36,7 +36,7 @@ class ToolCall(BaseModel):
     span_id: str | None = None
     duration_s: float | None = None  # the execution span's start to end; None when no span executed it
     agent: str | None = None  # the agent whose model asked for it, in a run that holds several agents' work
-    witnesses: list[Witness] = Field(default_factory=list)  # what shows the call: the model's request, its execution
+    witnesses: list[Witness] = Field(default_factory=list)  # the model's request, its execution, its result told back
 
 
 class Handoff(BaseModel):
@@ -48,6 +48,19 @@ class Handoff(BaseModel):
     to_agent: str | None = Field(default=None, alias="to")
     step: int = 0
     span_id: str | None = None
+
+
+class Unread(BaseModel):
+    """Spans of one instrumentation scope under a run that carry an AI instrumentation's marks but that no
+    dialect understood: the run lacks what they would hold."""
+
+    scope: str
+    spans: int
+    names: list[str] = Field(default_factory=list)  # a few of their span names
+
+    def describe(self) -> str:
+        shown = ", ".join(f"`{n}`" for n in self.names)
+        return f"scope `{self.scope}`: {self.spans} span(s) not understood, such as {shown}"
 
 
 class Trajectory(BaseModel):
@@ -75,7 +88,7 @@ class Trajectory(BaseModel):
     agents: list[str] = Field(default_factory=list)  # the agents whose work the run holds, the entry agent first
     handoffs: list[Handoff] = Field(default_factory=list)
     lacks: list[Part] = Field(default_factory=list)  # parts this trace cannot carry (e.g. content capture off)
-    unread: list[str] = Field(default_factory=list)  # spans under the run that no dialect understood, described
+    unread: list[Unread] = Field(default_factory=list)  # spans under the run that no dialect understood
 
     def assistant_texts(self) -> list[str]:
         """The text of every assistant message, oldest first."""
@@ -113,3 +126,31 @@ def content_text(content: Any) -> str:
 
 
 _TEXT_TYPES = (None, "text", "input_text", "output_text")
+
+
+class NotCaptured(Exception):
+    """A grader read a part of a run that its trace does not carry (`Trajectory.lacks`)."""
+
+    def __init__(self, part: str) -> None:
+        super().__init__(part)
+        self.part = part
+
+
+_GUARDED = frozenset({"input", "output", "messages", "llm_calls", "tool_calls"})
+
+
+class LackingTrajectory(Trajectory):
+    """A run whose trace lacks some parts, as graders see it: reading a lacking part raises `NotCaptured`, so a
+    grader never gives a verdict from what was not read, whether or not it declared what it reads."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _GUARDED and name in object.__getattribute__(self, "__dict__")["lacks"]:
+            raise NotCaptured(name)
+        return super().__getattribute__(name)
+
+
+def guarded(trajectory: Trajectory) -> Trajectory:
+    """The run as graders see it: `LackingTrajectory` when its trace lacks a part a field holds."""
+    if _GUARDED.isdisjoint(trajectory.lacks) or isinstance(trajectory, LackingTrajectory):
+        return trajectory
+    return LackingTrajectory.model_construct(trajectory.model_fields_set, **trajectory.__dict__)

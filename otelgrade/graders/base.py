@@ -22,7 +22,7 @@ from otelgrade.errors import ConfigError, closest
 from otelgrade.judges import DISABLED, JudgeClient, Judgement
 from otelgrade.patterns import PatternTimeout, budget
 from otelgrade.results import GradeResult, Scope
-from otelgrade.trajectory import PARTS, Part, Trajectory
+from otelgrade.trajectory import PARTS, NotCaptured, Part, Trajectory, guarded
 
 Verdict = GradeResult | Future[GradeResult]
 NOT_CAPTURED = "content_not_captured"
@@ -170,11 +170,20 @@ class Requires:
     def __call__(self, trajectory: Trajectory, /) -> Verdict:
         missing = [p for p in PARTS if p in self.parts and p in trajectory.lacks]
         if missing:
-            what = ", ".join(p.replace("_", " ") for p in missing)
-            return GradeResult.skipped(
-                f"content not captured: the trace carries no {what}", reason="content_not_captured"
-            )
+            return not_carried(trajectory, missing)
         return self.grader(trajectory)
+
+
+def not_carried(trajectory: Trajectory, parts: Sequence[str]) -> GradeResult:
+    """`skipped`, saying why the trace does not carry `parts`: spans no dialect understood, else content capture."""
+    what = ", ".join(p.replace("_", " ") for p in parts)
+    if trajectory.unread:
+        return GradeResult.skipped(
+            f"instrumentation not understood: {'; '.join(u.describe() for u in trajectory.unread)} "
+            f"(the run lacks its {what})",
+            reason="not_understood",
+        )
+    return GradeResult.skipped(f"content not captured: the trace carries no {what}", reason="content_not_captured")
 
 
 def grade_safely(grader: Grader, trajectory: Trajectory) -> Verdict:
@@ -182,7 +191,9 @@ def grade_safely(grader: Grader, trajectory: Trajectory) -> Verdict:
     `error` grade carrying the exception (a pattern out of time: the reason `regex_timeout`)."""
     try:
         with budget():
-            return grader(trajectory)
+            return grader(guarded(trajectory))
+    except NotCaptured as exc:
+        return not_carried(trajectory, [exc.part])
     except PatternTimeout as exc:
         return GradeResult.error(str(exc), reason="regex_timeout")
     except Exception as exc:  # a grader bug must not cost the run its other grades

@@ -33,8 +33,14 @@ def requests(
     handed = _link(tree, runs, built)
     groups = _group(tree, classified, [r for r in runs if r.agent], built)
     out = [built[r.root.span_id] for r in runs if not r.agent]
+    llm_spans = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts)}
+    in_runs = {s for r in runs for s in regions[r.root.span_id]}
+    groups = _join_under_workflow_agent(tree, classified, groups, llm_spans - in_runs)
     for root, members in groups.items():
-        if len(members) == 1:
+        alone = len(members) == 1 and (
+            root == members[0].root.span_id or llm_spans.isdisjoint(set(tree.walk(root)) - in_runs)
+        )
+        if alone:  # one agent, and no model call of another outside it (a supervisor with no agent span)
             out.append(built[members[0].root.span_id])
             continue
         request = _request(tree, classified, root, members, built, regions, handed, notes)
@@ -87,6 +93,28 @@ def _group(
     return groups
 
 
+def _join_under_workflow_agent(
+    tree: Tree, classified: dict[str, Classified], groups: dict[str, list[Run]], loose_calls: set[str]
+) -> dict[str, list[Run]]:
+    """Requests under one outermost agent-system span that also holds model calls of no agent's run (a
+    supervisor graph whose own agent has no span) are one request: that agent's, rooted at the span."""
+    if not loose_calls:
+        return groups
+    system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
+    outermost: dict[str, str] = {}
+    for sid in tree.order:  # parents first
+        parent = tree.parent[sid]
+        above = outermost.get(parent) if parent is not None else None
+        if above is not None or sid in system:
+            outermost[sid] = above or sid
+    holding = {outermost[c] for c in loose_calls if c in outermost}
+    joined: dict[str, list[Run]] = {}
+    for key, members in groups.items():
+        top = outermost.get(key, key)
+        joined.setdefault(top if top in holding else key, []).extend(members)
+    return joined
+
+
 def _request(
     tree: Tree,
     classified: dict[str, Classified],
@@ -105,7 +133,9 @@ def _request(
         spans.update(tree.walk(root))
         wrapper = classified.get(root)
         facts = wrapper.facts if wrapper is not None and isinstance(wrapper.facts, RunFacts) else RunFacts()
-        run = Run(tree.spans[root], [root], RunFacts(input=facts.input, output=facts.output))
+        run = Run(
+            tree.spans[root], [root], RunFacts(agent_name=facts.agent_name, input=facts.input, output=facts.output)
+        )
     else:
         run = head or first
     agent_of = {}
@@ -116,12 +146,28 @@ def _request(
             if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = name
     region = sorted(spans, key=lambda s: tree.order.get(s, -1))
+    if head is None:  # model calls outside every agent's run are the workflow's own agent's (a supervisor graph)
+        own = run.facts.agent_name or run.root.name
+        for s in region:
+            if s not in agent_of and isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
+                agent_of[s] = own
     request = build(tree, classified, run, region, notes, agent_of, members)
     entry = built[first.root.span_id]
-    request.agent_name = built[run.root.span_id].agent_name if head is not None else entry.agent_name
+    first_agent = request.llm_calls[0].agent if request.llm_calls else None
+    request.agent_name = built[run.root.span_id].agent_name if head is not None else first_agent or entry.agent_name
     request.own_run = head is not None
     request.input = run.facts.input or entry.input
-    request.tool_calls, request.handoffs = _split_transfers(request.tool_calls, request)
+    request.tool_calls, transfers = _split_transfers(request.tool_calls, request)
+    within = tree.nearest({t.span_id for t in transfers if t.span_id})
+    ran_inside = {within[m.root.span_id] for m in members if m.root.span_id in within}
+    ran_inside |= {m.root.span_id for m in members if m.tool_root}
+    returns = _returns([t for t in transfers if t.span_id not in ran_inside], transfers, request)
+    request.handoffs = [
+        h
+        for _, _, h in sorted(
+            [*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2]
+        )
+    ]
     for receiver, giver in handed.items():
         to, by = built[receiver].agent_name, built[giver].agent_name
         if receiver in regions and not any(h.to_agent == to and h.from_agent == by for h in request.handoffs):
@@ -130,6 +176,22 @@ def _request(
         last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
         request.output = built[last.root.span_id].output
     return request
+
+
+def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:
+    """Control handed back with no transfer call of its own: after a transfer from X to Y, X's next model call
+    when every call in between was Y's (as a supervisor's worker hands back when it is done)."""
+    agents = [(c.step, c.agent) for c in request.llm_calls]
+    returns = []
+    for transfer in candidates:
+        giver, taker = transfer.from_agent, transfer.to_agent
+        between = [(step, agent) for step, agent in agents if step > transfer.step]
+        back = next((step for step, agent in between if agent != taker), None)
+        if back is None or dict(between)[back] != giver or giver == taker:
+            continue
+        if not any(t.from_agent == taker and transfer.step < t.step < back for t in transfers):
+            returns.append(Handoff(from_agent=taker, to_agent=giver, step=back))
+    return returns
 
 
 def _split_transfers(calls: list[ToolCall], request: Trajectory) -> tuple[list[ToolCall], list[Handoff]]:

@@ -117,7 +117,7 @@ def tool_calls(
                 step=step.index,
                 result=None if failed else results.get(call.call_id or ""),
                 error=failed,
-                witnesses=["request"],
+                witnesses=["request", "result"] if failed or call.call_id in results else ["request"],
             )
         else:
             span, facts = execution

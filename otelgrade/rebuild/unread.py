@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from otelgrade.spans import Span
-from otelgrade.trajectory import PARTS, Part
+from otelgrade.trajectory import PARTS, Part, Unread
 
 _MODEL_KEYS = frozenset(
     {
@@ -83,13 +83,11 @@ def _kind(attributes: dict[str, Any]) -> str:
     return ""
 
 
-def describe(spans: list[Span]) -> list[str]:
-    """One line per instrumentation scope: how many of its spans were not understood, and a few names."""
+def describe(spans: list[Span]) -> list[Unread]:
+    """The unread spans by instrumentation scope: how many, and a few of their names."""
     by_scope: dict[str, list[str]] = {}
     for span in spans:
         by_scope.setdefault(span.scope or "(no scope)", []).append(span.name)
-    lines = []
-    for scope, names in by_scope.items():
-        shown = ", ".join(f"`{n}`" for n in dict.fromkeys(names[:3]))
-        lines.append(f"scope `{scope}`: {len(names)} span(s) not understood, such as {shown}")
-    return lines
+    return [
+        Unread(scope=scope, spans=len(names), names=list(dict.fromkeys(names))[:3]) for scope, names in by_scope.items()
+    ]

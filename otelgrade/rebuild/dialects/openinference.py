@@ -56,7 +56,7 @@ def read(span: Span) -> Facts | None:
 def agent(span: Span) -> RunFacts:
     attrs = span.attributes
     return RunFacts(
-        agent_name=text(first(attrs, "agent.name", "graph.node.id")) or span.name or None,
+        agent_name=text(first(attrs, "agent.name", "graph.node.id")) or _graph_node(span) or span.name or None,
         input=_value_text(attrs, "input", user=True),
         output=_value_text(attrs, "output", user=False),
         handed_off_from=text(attrs.get("graph.node.parent_id")),
@@ -126,14 +126,20 @@ def _tool_output(value: Any) -> tuple[str | None, str | None]:
     return msg.result_text(value), None
 
 
+def _graph_node(span: Span) -> str | None:
+    """The LangGraph node an agent span runs in (`langgraph_node` in its metadata): the agent's name where the
+    span itself is named after the framework's function that runs it (`call_agent`)."""
+    metadata = span.attributes.get("metadata")
+    if not isinstance(metadata, str) or "langgraph_node" not in metadata:
+        return None
+    doc = msg.loads(metadata)
+    return text(doc.get("langgraph_node")) if isinstance(doc, dict) else None
+
+
 def _is_graph_node(span: Span) -> bool:
     """A span that runs one node of a graph (LangGraph records `langgraph_node` in its metadata) is a step of
     its run, even when its name (`agent`) makes the instrumentation mark it AGENT."""
-    metadata = span.attributes.get("metadata")
-    if not isinstance(metadata, str) or "langgraph_node" not in metadata:
-        return False
-    doc = msg.loads(metadata)
-    return isinstance(doc, dict) and doc.get("langgraph_node") == span.name
+    return _graph_node(span) == span.name
 
 
 def _is_handoff(span: Span) -> bool:

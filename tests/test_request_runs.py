@@ -1,0 +1,122 @@
+"""The request is the unit graded by default; an agent suite grades that agent wherever it runs; what otelgrade
+could not read gives `skipped` (never `pass`), and what it could not read is counted."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otelgrade.config import load_config
+from otelgrade.decode import decode_traces
+from otelgrade.export import Exporter
+from otelgrade.grading import Grading, Suite
+from otelgrade.metrics import Metrics
+
+FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
+SAFETY = """
+suites:
+  - name: requests
+    graders:
+      - {name: safe, type: tools_not_called, tools: [delete_account]}
+      - {name: efficient, type: max_tool_calls, max: 5}
+  - name: accounts
+    match: {agent_name: account_agent}
+    graders:
+      - {name: safe, type: tools_not_called, tools: [delete_account]}
+"""
+
+
+def otelgrade(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "otelgrade", *map(str, args)], capture_output=True, text=True, timeout=60
+    )
+
+
+def grades(config: Path, *inputs: Path) -> list[dict[str, Any]]:
+    result = otelgrade("grade", "--format", "json", "--config", config, *inputs)
+    return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+
+def sdk_trace(tmp_path: Path, build: Any) -> Path:
+    """A trace made by the real OpenTelemetry SDK, written as the OTLP protobuf request an exporter sends."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "travel-service"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    build(provider.get_tracer("acme.agents"))
+    provider.shutdown()
+    path = tmp_path / "trace.pb"
+    path.write_bytes(encode_spans(exporter.get_finished_spans()).SerializeToString())
+    return path
+
+
+def test_a_worker_s_forbidden_call_fails_the_request_and_the_worker_s_own_run(tmp_path: Path) -> None:
+    """A triage agent hands off to an account agent that deletes the account: the request the user made fails,
+    graded once; the suite that names the worker grades the worker's own run, nested in the request."""
+    (tmp_path / "otelgrade.yaml").write_text(SAFETY)
+    got = grades(tmp_path / "otelgrade.yaml", FRAMEWORKS / "openai-agents-multi" / "forbidden_in_worker")
+    by_suite = {(g["suite"], g["grader"]): g for g in got}
+    assert len(got) == 3, got
+    assert by_suite[("requests", "safe")]["outcome"] == "fail"
+    assert by_suite[("accounts", "safe")]["outcome"] == "fail"
+    assert by_suite[("requests", "safe")]["span_id"] != by_suite[("accounts", "safe")]["span_id"]
+
+
+def test_the_request_holds_every_agent_s_calls_and_its_handoffs() -> None:
+    result = otelgrade("trajectories", "--format", "json", FRAMEWORKS / "openai-agents-multi" / "handoff")
+    runs = [json.loads(line) for line in result.stdout.splitlines()]
+    (request,) = [r for r in runs if r["parent_span_id"] is None]
+    assert request["agents"] == ["triage_agent", "booking_agent"]
+    assert [(c["name"], c["agent"]) for c in request["tool_calls"]] == [("book_flight", "booking_agent")]
+    assert [(h["from"], h["to"]) for h in request["handoffs"]] == [("triage_agent", "booking_agent")]
+    assert request["input"] == "I need to book flight UA123." and "Booked UA123" in request["output"]
+    nested = {r["agent_name"]: r for r in runs if r["parent_span_id"] == request["span_id"]}
+    assert [c["name"] for c in nested["triage_agent"]["tool_calls"]] == ["transfer_to_booking_agent"]
+
+
+def _unreadable_tool(tracer: Any) -> None:
+    with tracer.start_as_current_span("handle_request"):
+        with tracer.start_as_current_span("invoke_agent travel_agent") as agent:
+            agent.set_attribute("gen_ai.operation.name", "invoke_agent")
+            agent.set_attribute("gen_ai.agent.name", "travel_agent")
+            with tracer.start_as_current_span("acme tool: delete_account") as tool:
+                tool.set_attribute("tool.name", "delete_account")  # a tool span of no convention otelgrade reads
+
+
+def test_a_forbidden_call_otelgrade_cannot_read_is_skipped_never_passed(tmp_path: Path) -> None:
+    (tmp_path / "otelgrade.yaml").write_text(SAFETY)
+    trace = sdk_trace(tmp_path, _unreadable_tool)
+    got = {g["grader"]: g for g in grades(tmp_path / "otelgrade.yaml", trace) if g["suite"] == "requests"}
+    assert got["safe"]["outcome"] == "skipped" and got["efficient"]["outcome"] == "skipped"
+    assert "instrumentation not understood: scope `acme.agents`" in got["safe"]["rationale"]
+    assert "`acme tool: delete_account`" in got["safe"]["rationale"]
+    shown = otelgrade("inspect", trace).stdout
+    assert "acme tool: delete_account" in shown
+
+
+def _plain_service(tracer: Any) -> None:
+    with tracer.start_as_current_span("handle_request"), tracer.start_as_current_span("SELECT bookings"):
+        pass
+
+
+def test_a_trace_of_no_agent_has_no_run_and_is_counted(tmp_path: Path) -> None:
+    trace = sdk_trace(tmp_path, _plain_service)
+    assert otelgrade("trajectories", trace).stdout.strip() == ""
+    metrics = Metrics()
+    (tmp_path / "otelgrade.yaml").write_text(SAFETY)
+    config = load_config(tmp_path / "otelgrade.yaml")
+    grading = Grading([Suite.build(s.name, s.match, s.graders) for s in config.suites], Exporter(metrics), metrics)
+    grading.grade_trace(decode_traces(trace.read_bytes()).spans)
+    unreadable = sdk_trace(tmp_path, _unreadable_tool)
+    grading.grade_trace(decode_traces(unreadable.read_bytes()).spans)
+    value = metrics.registry.get_sample_value
+    assert value("otelgrade_traces_without_run_total") == 1
+    assert value("otelgrade_spans_not_understood_total", {"scope": "acme.agents"}) == 1
