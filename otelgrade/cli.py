@@ -114,7 +114,32 @@ def _inspect(inputs: Sequence[str], out: TextIO, config_path: str | None = None)
         for r in readings:
             dialect = f"[{r.dialect}] " if r.dialect else ""
             out.write(f"  {'  ' * r.depth}{r.name or r.span_id!r} {dialect}-> {r.role}: {r.why}\n")
+        for run in runs:
+            _describe_run(run, out)
     return EXIT_OK
+
+
+_ONE_WITNESS = {
+    "request": "only the model's request shows it (no execution, no result)",
+    "execution": "only its execution shows it (no model asked for it)",
+}
+
+
+def _describe_run(run: Trajectory, out: TextIO) -> None:
+    """What `inspect` says of a run beyond its spans: what it is, handoffs, and what could not be read."""
+    kind = "request" if run.parent_span_id is None else f"nested in {run.parent_span_id}"
+    agents = f", agents {', '.join(run.agents)}" if run.agents else ""
+    out.write(f"run {run.span_id} {run.agent_name or '-'} ({kind}{agents})\n")
+    for handoff in run.handoffs:
+        out.write(f"  handoff at step {handoff.step}: {handoff.from_agent} -> {handoff.to_agent}\n")
+    for unread in run.unread:
+        out.write(f"  not understood: {unread.describe()}\n")
+    shows_requests = any("request" in call.witnesses for call in run.tool_calls)
+    for call in run.tool_calls:
+        if shows_requests and (witness := call.one_witness()):
+            out.write(f"  tool call `{call.name}` at step {call.step}: {_ONE_WITNESS[witness]}\n")
+    if run.lacks:
+        out.write(f"  lacks: {', '.join(run.lacks)}\n")
 
 
 def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str | None = None) -> int:

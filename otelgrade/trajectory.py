@@ -38,6 +38,12 @@ class ToolCall(BaseModel):
     agent: str | None = None  # the agent whose model asked for it, in a run that holds several agents' work
     witnesses: list[Witness] = Field(default_factory=list)  # the model's request, its execution, its result told back
 
+    def one_witness(self) -> Witness | None:
+        """The one witness that shows this call, when only one does (a transfer is shown by the next agent)."""
+        if len(self.witnesses) != 1 or self.name.startswith(("transfer_to", "transfer_back_to")):
+            return None
+        return self.witnesses[0]
+
 
 class Handoff(BaseModel):
     """A control transfer between agents of one request (handoff, transfer, delegation)."""

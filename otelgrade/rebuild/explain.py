@@ -12,8 +12,9 @@ from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.runs import Notes
 from otelgrade.rebuild.trace import rebuild_trace
 from otelgrade.rebuild.tree import Tree
-from otelgrade.spans import AnySpan, LogEvent
-from otelgrade.trajectory import Trajectory
+from otelgrade.rebuild.unread import would_hold
+from otelgrade.spans import AnySpan, LogEvent, Span
+from otelgrade.trajectory import PARTS, Trajectory
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,7 @@ def explain_trace(
             tree.spans[sid].name,
             _depth(tree, sid),
             found.dialect if (found := classify(tree.spans[sid], dialects)) else None,
-            *roles.get(sid) or _set_aside(found.facts if found else None, notes.get(sid)),
+            *roles.get(sid) or _set_aside(found.facts if found else None, notes.get(sid), tree.spans[sid]),
         )
         for sid in sorted(tree.order, key=tree.order.__getitem__)
     ]
@@ -61,13 +62,16 @@ def explain_trace(
     return runs, readings
 
 
-def _set_aside(facts: object, note: str | None) -> tuple[str, str]:
+def _set_aside(facts: object, note: str | None, span: Span | None = None) -> tuple[str, str]:
     if note is not None:
         return ("merged" if note.startswith("wraps") else "ignored"), note
     if isinstance(facts, ChainFacts):
         return "step", facts.why or "groups the run's work (a chain, workflow or step)"
     if isinstance(facts, RunFacts | LLMFacts | ToolFacts):
         return "ignored", "outside every run"
+    if span is not None and (parts := would_hold(span)):
+        held = ", ".join(p for p in PARTS if p in parts)
+        return "not understood", f"carries an AI instrumentation's marks no dialect reads: its run lacks {held}"
     return "ignored", "not a span of any known agent convention (kept, not graded)"
 
 

@@ -147,27 +147,37 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
         (sid for sid in llm_ids if sid not in wrappers),
         key=lambda sid: (tree.spans[sid].start_ns, len(_llm_facts(classified, sid).input_messages), tree.order[sid]),
     )
-    groups = split_conversations([(sid, _llm_facts(classified, sid)) for sid in calls])
+    wrapper_of = tree.nearest(wrappers & llm_ids)
+
+    def said(sid: str) -> LLMFacts:  # what the call's request said, from its wrapper when the client span is bare
+        facts = _llm_facts(classified, sid)
+        outer = wrapper_of.get(sid)
+        return _llm_facts(classified, outer) if outer and not facts.input_messages else facts
+
+    groups = split_conversations([(sid, said(sid)) for sid in calls])
     if len(groups) <= 1:
         return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
     below = tree.owners({sid: g for g, ids in enumerate(groups) for sid in ids})
     runs = []
     for g, ids in enumerate(groups):
-        top = ids[0]
-        while (parent := tree.parent[top]) is not None and below.get(parent) == g:
-            top = parent
-        runs.append(Run(tree.spans[top], [top] if top != ids[0] else list(ids), RunFacts(), agent=False))
+        tops = []  # the largest subtrees holding this conversation's calls alone
+        for top in ids:
+            while (parent := tree.parent[top]) is not None and below.get(parent) == g:
+                top = parent
+            if top not in tops:
+                tops.append(top)
+        runs.append(Run(tree.spans[tops[0]], tops, RunFacts(), agent=False))
     covered = {sid for run in runs for top in run.tops for sid in tree.walk(top)}
     starts = [tree.spans[ids[0]].start_ns for ids in groups]
     for sid, c in classified.items():
         if isinstance(c.facts, ToolFacts) and sid not in covered and sid not in below:
             g = max((g for g, start in enumerate(starts) if start <= tree.spans[sid].start_ns), default=0)
             runs[g].tops.append(sid)
-    for run, ids in zip(runs, groups, strict=True):
-        if run.root.span_id == ids[0]:  # the first call stands for the run: its times cover the whole conversation
-            last = max(tree.spans[s].end_ns for s in ids)
+    for run in runs:
+        if len(run.tops) > 1:  # its first call's subtree stands for the run, its times covering the conversation
+            last = max(tree.spans[s].end_ns for s in run.tops)
             run.root = dataclasses.replace(run.root, end_ns=last, status_code=0, status_message="", events=[])
-            notes.setdefault(ids[0], "a model call that starts a conversation: the root of its run")
+            notes.setdefault(run.root.span_id, "a model call that starts a conversation: the root of its run")
     return runs
 
 
@@ -311,7 +321,8 @@ def _lacks(
             lacking.add("input")
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")
-        if any(not t.error for t in tools) and all(t.result is None for t in tools if not t.error):
+        acting = [t for t in tools if not t.error and not is_transfer(t.name)]  # a transfer returns nothing
+        if acting and all(t.result is None for t in acting):
             lacking.add("tool_results")
     if not steps and tools:
         lacking.add("llm_calls")
