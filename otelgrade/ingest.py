@@ -105,8 +105,7 @@ class Ingest:
             undecided = [t for t in trace_ids if not self.assembler.decided(t)]
             try:
                 await self.spool.append(Record(signal, encoding, body), undecided)
-            except OSError as exc:
-                log.error("cannot write to the spool, refusing requests until it can: %s", exc)
+            except OSError as exc:  # the spool logs the first refusal and the recovery, not each request
                 raise Overloaded(f"cannot keep the request durably ({exc.strerror or exc}); retry later") from exc
         return self._keep(decoded, _share(decoded, len(body)), protocol)
 

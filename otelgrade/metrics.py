@@ -88,6 +88,13 @@ class Metrics:
             "otelgrade_grading_backlog", "Completed traces waiting for the grading thread", registry=r
         )
         self.spool_bytes = Gauge("otelgrade_spool_bytes", "Bytes in the durability spool's files", registry=r)
+        self.spool_damage = Counter(
+            "otelgrade_spool_damage",
+            "Damage the spool read past: a damaged stretch of records (corrupt), a write cut short (torn), a segment "
+            "of an unknown format version left as it is (unknown_version), an unreadable graded mark (graded_mark)",
+            ["kind"],
+            registry=r,
+        )
         # --- grade
         self.runs = Counter(
             "otelgrade_runs", "Agent runs rebuilt, by service and agent", ["service", "agent"], registry=r

@@ -1,13 +1,17 @@
-"""The spool's own promises: what was appended is replayed after a crash (a torn last write is cut off, never
-read as a request), files go as soon as their runs are graded, and the graded log keeps what replay needs."""
+"""The spool's own promises: what was appended is replayed after a crash (a torn last write is skipped, never read
+as a request, and damage costs only the records it hits), files go as soon as their runs are graded, and the
+graded log keeps what replay needs."""
 
 from __future__ import annotations
 
 import asyncio
+import struct
+import zlib
 from pathlib import Path
 
 import pytest
 
+from otelgrade.metrics import Metrics
 from otelgrade.spool import Record, Spool
 
 
@@ -22,21 +26,84 @@ def append_all(spool: Spool, records: list[tuple[Record, list[str]]]) -> None:
     asyncio.run(run())
 
 
-def test_a_torn_last_write_is_cut_off_and_the_rest_replayed(tmp_path: Path) -> None:
+def replayed_bodies(directory: Path, metrics: Metrics | None = None) -> list[bytes]:
+    spool = Spool(directory, metrics=metrics)
+    bodies = [record.body for _, record in spool.replay()]
+    spool.close()
+    return bodies
+
+
+def damage(metrics: Metrics, kind: str) -> float:
+    return metrics.registry.get_sample_value("otelgrade_spool_damage_total", {"kind": kind}) or 0.0
+
+
+def test_a_torn_last_write_is_skipped_and_nothing_is_appended_after_it(tmp_path: Path) -> None:
     spool = Spool(tmp_path)
     records = [(Record("traces", "protobuf", bytes([n]) * 100), [trace(n)]) for n in range(3)]
     append_all(spool, records)
     spool.close()
     (segment,) = tmp_path.glob("segment-*.spool")
-    whole = segment.stat().st_size
-    with segment.open("ab") as file:  # a request killed mid-write: header and part of its body
-        file.write(b"\x00\x00\x01\x00\x12\x34\x56\x78\x00\x00partial")
+    with segment.open("ab") as file:  # a request killed mid-write: the start of a record
+        file.write(segment.read_bytes()[12:40])
 
-    again = Spool(tmp_path)
-    replayed = list(again.replay())
-    assert [record for _, record in replayed] == [record for record, _ in records]
-    assert segment.stat().st_size == whole
+    metrics = Metrics()
+    again = Spool(tmp_path, metrics=metrics)
+    assert [record for _, record in again.replay()] == [record for record, _ in records]
+    assert damage(metrics, "torn") == 1 and damage(metrics, "corrupt") == 0
+    append_all(again, [(Record("logs", "json", b"later"), [trace(9)])])
     again.close()
+    assert len(list(tmp_path.glob("segment-*.spool"))) == 2  # appends go to a new segment, never after the tear
+    assert replayed_bodies(tmp_path)[-1] == b"later"
+
+
+def test_damage_is_skipped_and_every_whole_record_after_it_replayed(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    bodies = [bytes([n]) * 50 for n in range(6)]
+    bodies[1] = segment_record(b"\x00\x01inner") * 3  # a body holding what looks like whole records
+    append_all(spool, [(Record("traces", "protobuf", body), [trace(n)]) for n, body in enumerate(bodies)])
+    spool.close()
+    (segment,) = tmp_path.glob("segment-*.spool")
+    data = bytearray(segment.read_bytes())
+    second = data.find(bodies[1])
+    data[second + 60] ^= 0x01  # a flipped bit in the second request: stepped over whole, by its length
+    fourth = data.find(bodies[3])
+    data[fourth - 14 : fourth - 10] = b"\xff\xff\xff\xff"  # a bad length in the fourth
+    segment.write_bytes(bytes(data))
+
+    metrics = Metrics()
+    assert replayed_bodies(tmp_path, metrics) == [bodies[0], bodies[2], bodies[4], bodies[5]]
+    assert damage(metrics, "corrupt") == 2
+
+
+def test_a_segment_of_the_format_before_headers_is_read(tmp_path: Path) -> None:
+    """Segments written by releases before format 2 (no header, records `length | crc32 | payload`)."""
+    payloads = [b"\x00\x00" + bytes([n]) * 30 for n in range(4)]
+    records = [struct.pack(">II", len(p), zlib.crc32(p)) + p for p in payloads]
+    records[1] = records[1][:20] + b"?" + records[1][21:]  # damaged
+    (tmp_path / "segment-000000000007.spool").write_bytes(b"".join(records))
+
+    metrics = Metrics()
+    assert replayed_bodies(tmp_path, metrics) == [p[2:] for n, p in enumerate(payloads) if n != 1]
+    assert damage(metrics, "corrupt") == 1
+
+
+def test_a_mark_cut_short_is_cut_off_before_the_next_is_appended(tmp_path: Path) -> None:
+    Spool(tmp_path).close()
+    (tmp_path / "graded.log").write_text(f"{trace(1)}\n{trace(2)[:10]}")  # killed while writing a mark
+    spool = Spool(tmp_path)
+    assert spool.graded_ids() == [trace(1)]
+    spool.graded([trace(3)])
+    spool.close()
+    reader = Spool(tmp_path)
+    assert reader.graded_ids() == [trace(1), trace(3)]
+    reader.close()
+
+
+def segment_record(payload: bytes) -> bytes:
+    """What a record of format 2 holding `payload` looks like."""
+    spool_record = Record("traces", "protobuf", payload[2:])
+    header, head = spool_record.encode()
+    return header + head + spool_record.body
 
 
 def test_segments_go_once_their_runs_are_graded_and_graded_runs_are_remembered(tmp_path: Path) -> None:
