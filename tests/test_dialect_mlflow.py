@@ -9,12 +9,13 @@ import pytest
 
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialects import classify
-from otelgrade.rebuild.facts import LLMFacts
+from otelgrade.rebuild.facts import LLMFacts, RunFacts
 from tests.test_dialect_logfire import AGENTS_SINGLE, FRAMEWORKS, assert_as_ground_truth, expected, request_runs
 from tests.test_rebuild import span
 from tests.test_rebuild_fixtures import load_folder
 
 SOURCE = "mlflow-openai"
+LANGGRAPH = "mlflow-langgraph"
 
 
 def assert_rebuilt_as_ground_truth(source: str, scenario: str, dialect: str) -> None:
@@ -36,9 +37,10 @@ def assert_a_failed_model_call_fails_the_run_and_a_failed_tool_does_not(source: 
     assert [(c.name, c.error, c.result) for c in declined.tool_calls] == [("charge_card", True, None)]
 
 
+@pytest.mark.parametrize("source", [SOURCE, LANGGRAPH])
 @pytest.mark.parametrize("scenario", AGENTS_SINGLE)
-def test_runs_are_the_ground_truth(scenario: str) -> None:
-    assert_rebuilt_as_ground_truth(SOURCE, scenario, "mlflow")
+def test_runs_are_the_ground_truth(source: str, scenario: str) -> None:
+    assert_rebuilt_as_ground_truth(source, scenario, "mlflow")
 
 
 def test_model_calls_carry_the_conversation_usage_and_finish_reason() -> None:
@@ -64,8 +66,43 @@ def test_model_calls_carry_the_conversation_usage_and_finish_reason() -> None:
     ]
 
 
-def test_a_failed_model_call_fails_the_run_and_a_failed_tool_does_not() -> None:
-    assert_a_failed_model_call_fails_the_run_and_a_failed_tool_does_not(SOURCE)
+@pytest.mark.parametrize("source", [SOURCE, LANGGRAPH])
+def test_a_failed_model_call_fails_the_run_and_a_failed_tool_does_not(source: str) -> None:
+    assert_a_failed_model_call_fails_the_run_and_a_failed_tool_does_not(source)
+
+
+def test_langchain_tools_give_their_tool_messages_content_and_call_id() -> None:
+    """LangChain's autolog: a tool span's output is its ToolMessage, the call id is on the span too."""
+    (run,) = request_runs(LANGGRAPH, "parallel")
+    asked = [c["id"] for c in run.llm_calls[0].output_messages[0]["tool_calls"]]
+    assert [(c.name, c.call_id, c.result) for c in run.tool_calls] == [
+        ("get_weather", asked[0], "12C rain"),
+        ("get_weather", asked[1], "18C sun"),
+    ]
+
+
+def test_an_agent_returning_a_langgraph_state_answers_its_last_ai_message() -> None:
+    state = {
+        "messages": [
+            {"type": "human", "content": "Weather in Paris?"},
+            {
+                "type": "ai",
+                "content": "",
+                "tool_calls": [{"name": "get_weather", "args": {"city": "Paris"}, "id": "c1"}],
+            },
+            {"type": "tool", "content": "12C rain", "tool_call_id": "c1"},
+            {"type": "ai", "content": "12C and rain."},
+        ]
+    }
+    agent = span(
+        "1",
+        None,
+        "weather_agent",
+        {"mlflow.spanType": '"AGENT"', "mlflow.spanInputs": json.dumps(state), "mlflow.spanOutputs": json.dumps(state)},
+    )
+    classified = classify(agent)
+    assert classified is not None and isinstance(classified.facts, RunFacts)
+    assert (classified.facts.input, classified.facts.output) == ("Weather in Paris?", "12C and rain.")
 
 
 def test_the_services_own_span_is_not_read_as_mlflows() -> None:

@@ -4,8 +4,10 @@ CHAIN, ...), every value JSON-encoded (`"AGENT"`, a function's inputs as an obje
 `mlflow.spanInputs` / `mlflow.spanOutputs` hold what the span's function received and returned: for an
 `@mlflow.trace` function its arguments by name and its return value; for a model call made by an autolog
 integration the request (`{"model", "messages", "tools"}` in OpenAI's shape) and the response (a chat
-completion). Tool spans carry no call id. Token counts are in `mlflow.chat.tokenUsage`, the model in
-`mlflow.llm.model`; releases before 3.0 also wrote the whole conversation to `mlflow.chat.messages`.
+completion). `@mlflow.trace` tool spans carry no call id; LangChain's autolog writes one (`tool_call_id`), its
+graphs and nodes as CHAIN spans and their state's messages in LangChain's form (`type` human/ai/tool). Token
+counts are in `mlflow.chat.tokenUsage`, the model in `mlflow.llm.model`; releases before 3.0 also wrote the
+whole conversation to `mlflow.chat.messages`.
 In MLflow's GenAI-conventions mode these attributes are replaced by `gen_ai.*` ones, read by `genai.py`.
 """
 
@@ -18,6 +20,7 @@ from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import finish_reason, first, integer, is_error, text
 from otelgrade.spans import Span
+from otelgrade.trajectory import content_text
 
 SPAN_TYPE = "mlflow.spanType"
 INPUTS = "mlflow.spanInputs"
@@ -73,12 +76,17 @@ def llm(span: Span) -> LLMFacts:
 
 
 def tool(span: Span) -> ToolFacts:
+    """A tool's arguments and result; a LangChain tool returns its ToolMessage (`{"type": "tool", "content",
+    "tool_call_id", "status"}`), whose call id LangChain's autolog also writes as `tool_call_id`."""
     attrs = span.attributes
+    output = msg.loads(attrs.get(OUTPUTS))
+    message = output if isinstance(output, dict) and output.get("type") == "tool" and "content" in output else {}
     return ToolFacts(
         name=span.name or text(msg.loads(attrs.get("mlflow.spanFunctionName"))) or "unknown",
+        call_id=text(msg.loads(attrs.get("tool_call_id")) or message.get("tool_call_id")),
         arguments=msg.loads(attrs.get(INPUTS)),
-        result=msg.result_text(attrs.get(OUTPUTS)),
-        error=is_error(span),
+        result=msg.result_text(message["content"] if message else attrs.get(OUTPUTS)),
+        error=is_error(span) or message.get("status") == "error",
     )
 
 
@@ -86,12 +94,31 @@ def tool(span: Span) -> ToolFacts:
 
 
 def chat_messages(doc: Any) -> list[msg.Message]:
-    """The chat messages of a request: a list of OpenAI-style messages, or an object holding one as `messages`."""
+    """The chat messages of a request: a list of OpenAI-style or LangChain messages, or an object holding one as
+    `messages` (a LangGraph state)."""
     if isinstance(doc, dict):
         doc = doc.get("messages")
-    if isinstance(doc, list) and doc and all(isinstance(m, dict) and "role" in m for m in doc):
+    if not isinstance(doc, list) or not doc or not all(isinstance(m, dict) for m in doc):
+        return []
+    if all("role" in m for m in doc):
         return msg.from_openai(doc)
+    if all(m.get("type") in _LANGCHAIN_ROLES for m in doc):
+        return [_from_langchain(m) for m in doc]
     return []
+
+
+_LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+def _from_langchain(message: dict[str, Any]) -> msg.Message:
+    """A serialized LangChain message (`type` human/ai/system/tool, tool calls as `{name, args, id}`)."""
+    calls = [
+        msg.tool_call(c.get("id"), c.get("name"), c.get("args"))
+        for c in message.get("tool_calls") or ()
+        if isinstance(c, dict)
+    ]
+    extra = {"tool_call_id": text(message.get("tool_call_id"))} if message["type"] == "tool" else {}
+    return msg.message(_LANGCHAIN_ROLES[message["type"]], content_text(message.get("content")) or None, calls, **extra)
 
 
 def response_messages(doc: Any) -> list[msg.Message]:
