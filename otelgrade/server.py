@@ -11,8 +11,9 @@ memory bounded, chosen so that nothing received is silently lost:
   dropping here: the runs are still in the senders' queues, and grading catches up. Once what was
   held after such a burst is graded, the freed memory is handed back to the OS.
 With `durability.spool_dir`, accepted requests are spooled before they are acknowledged and
-replayed at start-up, and graded runs are marked in the spool once the sinks have their grades. A sink that
-can read back what it holds (JSONL) does not write again the grades of runs graded just before a crash.
+replayed at start-up (on a thread: the probes answer meanwhile), and graded runs are marked in the spool once every
+sink has written their grades (runs whose grades a sink holds to retry wait in the spool). A sink that can read back
+what it holds (JSONL) does not write again the grades of runs graded just before a crash.
 Shutdown is bounded by `server.shutdown_timeout`, however much is held: held runs are code-graded until it
 is spent, judges get what is left of it, and the runs not graded by then are counted in the log (with a spool
 they stay in it and are graded at the next start). A reload reads and builds the new config on a thread, so the
@@ -50,7 +51,7 @@ from otelgrade.metrics import Metrics
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
-from otelgrade.sinks import RecallingSink
+from otelgrade.sinks import RecallingSink, RetryingSink
 from otelgrade.spool import Spool
 from otelgrade.ui import RunLog, RunStore, add_grade_pages
 
@@ -62,6 +63,7 @@ MIN_TICK_SECONDS = 0.005  # the shortest: traces that complete within it are col
 CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime and size are compared
 CONFIG_SETTLE_SECONDS = 10.0  # a config file still changing after this long is not read
 MARK_EVERY_SECONDS = 0.02  # with a spool: the most grading time between marks of graded runs
+MARK_RETRY_SECONDS = 1.0  # how often runs whose grades a sink holds to retry are checked, to be marked
 STOP_GRACE_SECONDS = 5.0  # how long calls in progress may finish once shutdown begins
 KEPT_SHARE = 0.25  # of `limits.max_bytes_held`: the most graded traces kept for late spans (`regrade`) may hold
 
@@ -125,6 +127,8 @@ class Server:
         self.runs = RunStore(config.ui.keep)  # the grades page's runs
         self.run_log = RunLog(config.ui, clock)
         sinks = [sink.build(self.metrics) for sink in config.sinks]
+        self._retrying_sinks = [sink for sink in sinks if isinstance(sink, RetryingSink)]
+        self._unwritten_runs: set[str] = set()  # graded, not marked: a sink holds some of their grades to retry
         self.exporter = Exporter(self.metrics, [*sinks, self.runs, self.run_log])
         self._judges: JudgeRunner | None = None  # started on the loop, in serve()
         self.grading = Grading(
@@ -152,13 +156,13 @@ class Server:
         try:
             await self._start_grading()
             metrics_runner = await self._start_metrics_endpoint()
-            self._replay()
+            _tune_gc()  # before replay: the runs it holds again are not the process's for good
+            await asyncio.to_thread(self._replay)  # the probes answer meanwhile; /readyz says not ready
             receivers = await self._start_receivers()
         except Exception as exc:
             log.error("cannot start: %s", exc)
             await self._close_grading()
             return 1
-        _tune_gc()
         self.ready = True
         log.info("ready (config: %s)", self.config.source)
         ticker = asyncio.create_task(self._tick())
@@ -239,7 +243,8 @@ class Server:
             self.spool.close()
 
     def _replay(self) -> None:
-        """Before the receivers open: open the spool and hold again what it kept of runs not yet graded."""
+        """Before the receivers open, on a thread of its own: open the spool and hold again what it kept of runs not
+        yet graded."""
         durability = self.config.durability
         if not durability.spool_dir:
             return
@@ -297,10 +302,14 @@ class Server:
 
     async def _tick(self) -> None:
         next_config_check = self.clock() + CONFIG_CHECK_SECONDS
+        next_mark_retry = self.clock()
         while True:
             await asyncio.sleep(self._until_next_tick())
             now = self.clock()
             self._grade(self.assembler.poll(now))
+            if self._unwritten_runs and now >= next_mark_retry:
+                next_mark_retry = now + MARK_RETRY_SECONDS
+                asyncio.get_running_loop().run_in_executor(self._grading, self._mark_graded, [])
             self.run_log.tick()
             self._watch_memory()
             if now >= next_config_check:
@@ -388,11 +397,17 @@ class Server:
             self._mark_graded(unmarked)
 
     def _mark_graded(self, trace_ids: list[str]) -> None:
-        """Mark runs graded in the spool once the sinks hold their grades: a crash before the mark grades them
-        again rather than lose them (so a run whose grades a sink wrote just before the crash is graded twice)."""
+        """Mark runs graded in the spool once every sink has written their grades: a crash before the mark grades
+        them again rather than lose them (so a run whose grades a sink wrote just before the crash is graded
+        twice). Runs whose grades a sink holds to retry (a full disk) wait for a later call, once written."""
         assert self.spool is not None
+        self.exporter.flush()
+        unwritten = set().union(*(sink.unwritten() for sink in self._retrying_sinks))
+        if unwritten or self._unwritten_runs:
+            self._unwritten_runs.update(trace_ids)
+            trace_ids = [t for t in self._unwritten_runs if t not in unwritten]
+            self._unwritten_runs.difference_update(trace_ids)
         try:
-            self.exporter.flush()
             self.spool.graded(trace_ids)
         except OSError as exc:
             log.error("cannot mark graded runs in the spool (they may be graded again after a crash): %s", exc)

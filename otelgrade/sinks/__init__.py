@@ -2,7 +2,9 @@
 
 A sink type is one file in this package: a `SinkSettings` subclass registered with `@sink_type`, whose
 `type` literal names it in the config and whose `build` makes the `Sink`. A sink is written to from a
-grading thread and never raises into grading; failures are counted in `otelgrade_sink_errors_total{sink}`.
+grading thread and never raises into grading; failures are counted in `otelgrade_sink_errors_total{sink}`. A sink
+that holds and retries what it could not write says which runs wait (`RetryingSink`): with a spool, a run is marked
+graded only once every sink has written its grades.
 """
 
 from __future__ import annotations
@@ -39,6 +41,15 @@ class RecallingSink(Sink, Protocol):
     def skip_held(self, trace_ids: Collection[str]) -> int:
         """Before a spool replay grades these traces again: do not write again the grades of theirs this sink
         already holds (written just before a crash, their runs not yet marked graded). How many it holds."""
+        ...
+
+
+@runtime_checkable
+class RetryingSink(Sink, Protocol):
+    """A sink that keeps the grades it could not write (a full disk) and retries them."""
+
+    def unwritten(self) -> set[str]:
+        """The trace ids of runs some of whose grades this sink took but has not written yet."""
         ...
 
 
@@ -95,4 +106,4 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 
-__all__ = ["Sink", "SinkSettings", "read_sink", "sink_type", "sink_types"]
+__all__ = ["RecallingSink", "RetryingSink", "Sink", "SinkSettings", "read_sink", "sink_type", "sink_types"]

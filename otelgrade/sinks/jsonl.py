@@ -1,24 +1,31 @@
-"""JSONL sink: one grade per line, appended; flushed to the OS at least once a second; rotated by size."""
+"""JSONL sink: one grade per line, appended (each batch handed to the OS as it comes, synced to disk at least once a
+second); rotated by size; what a full disk refuses is held and retried."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
+import logging
 import os
 import re
 import threading
+import time
+from collections import deque
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
 from otelgrade.sinks import Sink, SinkSettings, sink_type
-from otelgrade.sinks._burst import ErrorBurst
 
-FLUSH_INTERVAL = 0.5  # seconds between background flushes; a crash loses at most this much (< 1 s)
+log = logging.getLogger("otelgrade.sinks")
+
+FLUSH_INTERVAL = 0.5  # seconds between background syncs; the first retry of what the disk refused comes this late
+MAX_RETRY_SECONDS = 30.0  # the longest wait between retries
 # The fields that tell one grade from another (a re-graded run's revisions and a call grader's calls included).
 # A line written before a field existed holds its default.
 IDENTITY = {"trace_id": None, "span_id": None, "suite": None, "grader": None, "call_span_id": None, "revision": 1}
@@ -51,7 +58,12 @@ class JsonlSinkSettings(SinkSettings):
 
 
 class JsonlSink:
-    """Appends grades to `path`; past `max_bytes` it shifts `path` -> `path.1` ... `path.<backups>`."""
+    """Appends grades to `path`; past `max_bytes` it shifts `path` -> `path.1` ... `path.<backups>`.
+
+    Each batch of grades is one write of whole lines: a write the disk refuses (it is full) is cut back off, and the
+    batch is held in memory and retried, with backoff, in order before anything newer; `unwritten` names the runs
+    whose grades are held, so that a spool keeps them until they are written. Past `max_held_bytes` the oldest
+    held grades are dropped, and their runs stay unwritten (the spool grades them again at the next start)."""
 
     def __init__(
         self,
@@ -61,16 +73,23 @@ class JsonlSink:
         max_bytes: int = 100 * 1024 * 1024,
         backups: int = 5,
         flush_interval: float = FLUSH_INTERVAL,
+        max_held_bytes: int = 64 * 1024 * 1024,
     ) -> None:
         self.path = Path(path)
-        self.max_bytes, self.backups = max_bytes, backups
-        self._errors = ErrorBurst("jsonl", metrics)
+        self.max_bytes, self.backups, self.max_held_bytes = max_bytes, backups, max_held_bytes
+        self._errors = metrics.sink_errors.labels("jsonl")
         self._lock = threading.Lock()
-        self._file: BinaryIO | None = None
+        self._fd = -1
         self._size = 0
-        self._dirty = False
-        self._pending = 0  # grades written since the last successful flush
+        self._dirty = False  # written since the last fsync
         self._held: set[tuple[Any, ...]] = set()  # grades the files hold already, not to write again (spool replay)
+        self._waiting: deque[tuple[bytes, frozenset[str]]] = deque()  # batches the disk refused, oldest first
+        self._waiting_bytes = 0
+        self._dropped: set[str] = set()  # runs whose held grades were dropped past `max_held_bytes`
+        self._held_grades = 0  # grades held since the sink last wrote all it was given
+        self._retry_at = 0.0
+        self._backoff = flush_interval
+        self._flush_interval = flush_interval
         self._closed = threading.Event()
         self._flusher = threading.Thread(
             target=self._flush_every, args=(flush_interval,), name="otelgrade-jsonl-flush", daemon=True
@@ -86,34 +105,32 @@ class JsonlSink:
             return
         try:
             data = encode_lines(grades)
-        except (TypeError, ValueError) as exc:  # a grade carrying something JSON cannot hold
-            self._errors.failed(len(grades), exc)
+        except (TypeError, ValueError) as exc:  # a grade carrying something JSON cannot hold: never writable
+            self._errors.inc(len(grades))
+            log.error("jsonl sink %s: %d grade(s) cannot be written as JSON: %s", self.path, len(grades), exc)
             return
         with self._lock:
             if self._closed.is_set():
-                self._errors.failed(len(grades), "sink is closed")
+                self._errors.inc(len(grades))
                 return
-            try:
-                if self._file is None:
-                    self._open()
-                if self._size and self._size + len(data) > self.max_bytes:
-                    self._rotate()
-                assert self._file is not None
-                self._file.write(data)
-                self._size += len(data)
-                self._dirty = True
-                self._pending += len(grades)
-            except OSError as exc:
-                self._drop_file()
-                self._errors.failed(len(grades), exc)
-                return
-        self._errors.succeeded()
+            batch = (data, frozenset(g.trace_id for g in grades))
+            self._waiting.append(batch)
+            self._waiting_bytes += len(data)
+            if len(self._waiting) == 1:  # nothing older waits for the disk
+                self._write_waiting()
+            if self._waiting and self._waiting[-1] is batch:  # held, to be retried
+                self._errors.inc(len(grades))
+                self._held_grades += len(grades)
+                self._drop_oldest()
 
     def flush(self) -> None:
-        """Hand buffered lines to the OS and ask it to put them on disk."""
+        """Retry what the disk refused (when its backoff is over); ask the OS to put what was written on disk."""
         with self._lock:
-            fd = self._flush_locked()
-        if fd is not None:
+            if self._waiting and time.monotonic() >= self._retry_at:
+                self._write_waiting()
+            fd = os.dup(self._fd) if self._dirty and self._fd >= 0 else -1
+            self._dirty = False
+        if fd >= 0:
             try:
                 os.fsync(fd)
             except OSError:
@@ -122,12 +139,26 @@ class JsonlSink:
                 os.close(fd)
 
     def close(self) -> None:
+        with self._lock:
+            self._retry_at = 0.0  # one last try
         self.flush()
         with self._lock:
             self._closed.set()
-            self._drop_file()
+            if self._waiting:
+                log.error(
+                    "jsonl sink %s: closed with %d batch(es) of grades the disk refused; a spool grades their runs "
+                    "again at the next start",
+                    self.path,
+                    len(self._waiting),
+                )
+            self._close_file()
         if threading.current_thread() is not self._flusher:
             self._flusher.join(timeout=2)
+
+    def unwritten(self) -> set[str]:
+        """The runs some of whose grades this sink took but has not written."""
+        with self._lock:
+            return self._dropped.union(*(traces for _, traces in self._waiting))
 
     def skip_held(self, trace_ids: Collection[str]) -> int:
         """Read back the file and its backups for grades of `trace_ids`; those are not written again."""
@@ -159,16 +190,64 @@ class JsonlSink:
 
     # --- internals (called with the lock held)
 
+    def _write_waiting(self) -> None:
+        """Write the waiting batches in order, until the disk refuses one (it stays, with the rest, for a retry)."""
+        while self._waiting:
+            data, _ = self._waiting[0]
+            try:
+                self._append(data)
+            except OSError as exc:
+                if not self._held_grades:
+                    log.error("jsonl sink %s: cannot write grades (%s); holding them to retry", self.path, exc)
+                self._retry_at = time.monotonic() + self._backoff
+                self._backoff = min(self._backoff * 2, MAX_RETRY_SECONDS)
+                return
+            self._waiting.popleft()
+            self._waiting_bytes -= len(data)
+        if self._held_grades:
+            log.warning("jsonl sink %s: writing again, after holding %d grade(s)", self.path, self._held_grades)
+        self._held_grades, self._backoff = 0, self._flush_interval
+
+    def _drop_oldest(self) -> None:
+        while self._waiting_bytes > self.max_held_bytes and len(self._waiting) > 1:
+            data, traces = self._waiting.popleft()
+            self._waiting_bytes -= len(data)
+            if not self._dropped:
+                log.error(
+                    "jsonl sink %s: more than %d bytes of grades held; dropping the oldest (a spool grades their "
+                    "runs again at the next start)",
+                    self.path,
+                    self.max_held_bytes,
+                )
+            self._dropped |= traces
+
+    def _append(self, data: bytes) -> None:
+        """One write of whole lines; one the disk took only part of is cut back off, and raises."""
+        if self._fd < 0:
+            self._open()
+        elif self._size and self._size + len(data) > self.max_bytes:
+            self._rotate()
+        try:
+            written = os.write(self._fd, data)
+            if written != len(data):
+                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(data)} bytes)")
+        except OSError:
+            try:
+                os.ftruncate(self._fd, self._size)
+            except OSError:
+                self._close_file()  # reopening cuts the line short off
+            raise
+        self._size += len(data)
+        self._dirty = True
+
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _cut_partial_line(self.path)
-        self._file = open(self.path, "ab")  # noqa: SIM115 - held open across writes
-        self._size = self._file.tell()
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._size = os.fstat(self._fd).st_size
 
     def _rotate(self) -> None:
-        assert self._file is not None
-        self._file.close()
-        self._file = None
+        self._close_file()
         if self.backups == 0:
             self.path.unlink(missing_ok=True)
         else:
@@ -182,25 +261,11 @@ class JsonlSink:
     def _backup(self, i: int) -> Path:
         return self.path.with_name(f"{self.path.name}.{i}")
 
-    def _flush_locked(self) -> int | None:
-        """Flush Python's buffer; return a dup of the fd to fsync outside the lock (None if nothing to do)."""
-        if self._file is None or not self._dirty:
-            return None
-        try:
-            self._file.flush()
-            self._dirty, self._pending = False, 0
-            return os.dup(self._file.fileno())
-        except OSError as exc:
-            lost, self._pending = self._pending, 0
-            self._drop_file()
-            self._errors.failed(lost, exc)
-            return None
-
-    def _drop_file(self) -> None:
-        if self._file is not None:
+    def _close_file(self) -> None:
+        if self._fd >= 0:
             with contextlib.suppress(OSError):
-                self._file.close()
-            self._file = None
+                os.close(self._fd)
+            self._fd = -1
         self._dirty = False
 
     def _flush_every(self, interval: float) -> None:
