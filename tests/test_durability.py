@@ -3,13 +3,17 @@ to settle (and while senders are still sending) grades every run it acknowledged
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -17,6 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from otelgrade.spool import Record, Spool
 from tests.conftest import ServeProcess
 
 Serve = Callable[..., ServeProcess]
@@ -108,3 +113,63 @@ def test_kill_9_loses_no_acknowledged_run_and_grades_none_twice(serve: Serve, tm
     assert max(lines.values()) == 1, [t for t, n in lines.items() if n > 1]
     assert "spool: replayed" in second.log()
     assert not list(spool.glob("segment-*")), "a clean stop leaves nothing to replay"
+
+
+def spool_of(directory: Path, runs: int, spans_per_run: int) -> None:
+    """Write a spool of `runs` acknowledged, ungraded requests (one run of `spans_per_run` tool spans each), as a
+    server killed before grading them leaves it."""
+    memory = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource({"service.name": "durable-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    tracer = provider.get_tracer("durable")
+    with tracer.start_as_current_span("invoke_agent", attributes={"gen_ai.operation.name": "invoke_agent"}):
+        for n in range(spans_per_run):
+            tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "n": n}
+            with tracer.start_as_current_span("execute_tool lookup", attributes=tool):
+                pass
+    template = encode_spans(memory.get_finished_spans())
+    spans = [span for resource in template.resource_spans for scope in resource.scope_spans for span in scope.spans]
+    requests: list[tuple[Record, list[str]]] = []
+    for n in range(runs):
+        trace_id = (n + 1).to_bytes(16, "big")
+        for span in spans:
+            span.trace_id = trace_id
+        requests.append((Record("traces", "protobuf", template.SerializeToString()), [trace_id.hex()]))
+
+    async def append_all() -> None:
+        for record, trace_ids in requests:
+            await spool.append(record, trace_ids)
+
+    spool = Spool(directory, fsync="never")
+    asyncio.run(append_all())
+    spool.close()
+
+
+def test_replay_keeps_the_liveness_probe_answering_and_readiness_false_until_done(serve: Serve, tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    spool_of(spool, runs=3000, spans_per_run=40)  # 120,000 spans: replayed in a second or more
+    server = serve({"durability": {"spool_dir": str(spool)}, "assembly": {"settle": "30s"}}, ready=False)
+    answers: list[tuple[int, float]] = []  # (/readyz status, how long /readyz and /healthz took to answer)
+    while not answers or answers[-1][0] != 200:
+        assert server.process.poll() is None, server.log()
+        began = time.monotonic()
+        try:
+            ready = probe(f"{server.metrics_url}/readyz")
+            assert probe(f"{server.metrics_url}/healthz") == 200
+        except OSError:  # not listening yet
+            time.sleep(0.02)
+            continue
+        answers.append((ready, time.monotonic() - began))
+    assert "spool: replayed 3000 request(s)" in server.log()
+    answered_while_replaying = [took for ready, took in answers if ready == 503]
+    slowest = max(took for _, took in answers)
+    figures = f"{len(answered_while_replaying)} answer(s) while not ready, the slowest in {slowest:.2f}s"
+    assert len(answered_while_replaying) >= 3 and slowest < 0.5, figures
+
+
+def probe(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as refused:
+        return refused.code
