@@ -294,7 +294,7 @@ def test_the_run_page_shows_the_environment_and_the_sample() -> None:
                   environment="production"),
         ]
     )  # fmt: skip
-    [(status, page)] = asyncio.run(_get(store, UiSettings(), f"/runs/{'1'.zfill(32)}"))
+    [(status, page, _)] = asyncio.run(_get(store, UiSettings(), f"/runs/{'1'.zfill(32)}"))
     assert status == 200
     assert "<dt>environment</dt><dd>production</dd>" in page
     assert page.count("% sample") == 1 and "not in its 5% sample" in page

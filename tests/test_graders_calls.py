@@ -96,11 +96,15 @@ def test_each_tool_call_gets_its_own_grade_carrying_its_span(source: str, scenar
 
         assert [g.outcome for g in grades] == ["fail" if t["error"] else "pass" for t in expected["tool_calls"]]
         spans = raw_spans(source, scenario)
-        for grade, truth in zip(grades, expected["tool_calls"], strict=True):
+        for grade, truth, call in zip(grades, expected["tool_calls"], run.tool_calls, strict=True):
             assert (grade.trace_id, grade.span_id, grade.scope) == (run.trace_id, run.span_id, "tool_call")
-            assert grade.call_span_id in spans and mentions(spans[grade.call_span_id], truth["name"])
             assert grade.rationale.startswith(f"tool call {truth['name']}")
-        assert len({g.call_span_id for g in grades}) == len(grades)
+            if "execution" not in call.witnesses:  # no span executed it (a loop the application wrote): none named
+                assert grade.call_span_id is None
+                continue
+            assert grade.call_span_id in spans and mentions(spans[grade.call_span_id], truth["name"])
+        executed = [g.call_span_id for g in grades if g.call_span_id is not None]
+        assert len(set(executed)) == len(executed)
 
 
 def test_metrics_count_calls_and_a_failing_call_points_at_its_trace() -> None:
@@ -205,12 +209,11 @@ def test_a_tool_calls_latency_from_its_span_and_a_call_without_a_span_is_skipped
         s.span_id: "pass" if seconds(s) <= limit else "fail" for s in tool_spans
     }
     assert {g.outcome for g in grades} == {"pass", "fail"}
-    # an OpenAI Agents handoff is a tool call no tool span executed: its latency is unknown, which is no failure
-    (truth, triage), _ = captured("frameworks/openai-agents", "handoff")
-    (transfer,) = graded([{"type": "duration", "scope": "tool_call", "max": 60}], [triage])
-    assert [t["name"] for t in truth["tool_calls"]] == ["transfer_to_booking_agent"]
-    assert (transfer.outcome, transfer.call_span_id) == ("skipped", None)
-    assert transfer.rationale.startswith("tool call transfer_to_booking_agent")
+    # a tool call no span executed (a tool loop the application wrote): its latency is unknown, which is no failure
+    ((truth, loop),) = captured("frameworks/openai-sdk-openinference", "happy")
+    untimed = graded([{"type": "duration", "scope": "tool_call", "max": 60}], [loop])
+    assert [(g.outcome, g.call_span_id) for g in untimed] == [("skipped", None)] * len(truth["tool_calls"]) != []
+    assert untimed[0].rationale.startswith(f"tool call {truth['tool_calls'][0]['name']}")
 
 
 # --- model calls -------------------------------------------------------------------------------

@@ -84,9 +84,20 @@ def raw_spans(source: str, scenario: str) -> dict[str, Span]:
     return {s.span_id: s.read() for body in bodies for s in decode_traces(body).spans}
 
 
+# Vendor SDKs' usage objects (JSON): the key, and the input and output token fields it holds.
+VENDOR_USAGE = (
+    ("langfuse.observation.usage_details", "prompt_tokens", "completion_tokens"),
+    ("mlflow.chat.tokenUsage", "input_tokens", "output_tokens"),
+)
+
+
 def raw_usage(span: Span) -> tuple[int, int] | None:
     """The token usage a model-call span itself carries, in any convention, or None."""
     found = [next((span.attributes[k] for k in keys if k in span.attributes), None) for keys in (RAW_INPUT, RAW_OUTPUT)]
+    for key, input_field, output_field in VENDOR_USAGE:
+        if None in found and isinstance(span.attributes.get(key), str):
+            usage = json.loads(span.attributes[key])
+            found = [usage.get(input_field), usage.get(output_field)]
     return None if None in found else (int(found[0]), int(found[1]))
 
 
@@ -232,6 +243,9 @@ def test_token_budget_sums_what_each_model_call_reported(source: str, scenario: 
             run.attributes["gen_ai.aggregated_usage.input_tokens"],
             run.attributes["gen_ai.aggregated_usage.output_tokens"],
         )
+        if len(run.agents) > 1:  # the run span aggregates its own agent's calls; the request holds its workers' too
+            usages = [u for c in run.llm_calls if (u := raw_usage(spans[str(c.span_id)])) is not None]
+            reported = (sum(u[0] for u in usages), sum(u[1] for u in usages))
         unmetered = [c.span_id for c in run.llm_calls if raw_usage(spans[str(c.span_id)]) is None]
         result = grade("token_budget", run, max_total=sum(reported))
         if unmetered:  # a model call that failed before answering reports no usage
