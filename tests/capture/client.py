@@ -49,17 +49,18 @@ def _post(path: str, body: dict[str, Any]) -> dict[str, Any]:
 class Scenario:
     """One captured scenario: scripted replies in, ground truth of every run out."""
 
-    def __init__(self, name: str, replies: list[dict[str, Any]]) -> None:
+    def __init__(self, name: str, replies: list[dict[str, Any]], **spec: Any) -> None:
         self.name = name
         self.replies = replies
         self.runs: list[dict[str, Any]] = []
+        self.spec = spec  # scenario-level ground truth beside the runs: nested_runs_allowed, note
 
     def __enter__(self) -> Scenario:
         _post("/_harness/begin", {"scenario": self.name, "replies": self.replies})
         return self
 
     def __exit__(self, *exc: object) -> None:
-        answer = _post("/_harness/end", {"runs": self.runs})
+        answer = _post("/_harness/end", {"runs": self.runs, **self.spec})
         print(f"   {self.name}: {answer.get('requests')} OTLP request(s), traces {answer.get('trace_ids')}")
 
     def run(self, agent_name: str, input: str) -> dict[str, Any]:

@@ -1,0 +1,141 @@
+"""OpenLIT (`openlit.init`): the spans of its scopes `openlit.instrumentation.<library>`.
+
+OpenLIT writes GenAI attribute names, not always with their meaning:
+- LangGraph (`...langgraph`): a graph's invoke/stream is `invoke_workflow <graph>` (`gen_ai.workflow.name`),
+  the agent system's run; its `gen_ai.output.messages` lists every assistant message of the final state,
+  the last one being the answer. Every graph node is `invoke_agent <node>`: a step, never an agent.
+- LangChain (`...langchain`), from callbacks: a chain whose name mentions "agent" is `invoke_agent <name>`,
+  a compiled agent graph among them; the model node of LangGraph's prebuilt ReAct agent (`agent`) is a
+  step. Tool spans hold the tool's input as Python `repr` text in `gen_ai.tool.call.arguments`, the
+  ToolMessage's `repr` (`content='...' name=... tool_call_id=...`) in `gen_ai.tool.call.result`, and the
+  LangChain run id (a UUID) in `gen_ai.tool.call.id` until the result names the model's call.
+- Model calls (`chat ...`): GenAI JSON messages, whose inputs drop the assistant's tool calls and the tool
+  messages' call ids. The response's tool calls also stand in `gen_ai.tool.name`, `gen_ai.tool.call.id` and
+  `gen_ai.tool.call.arguments` (comma-joined), which OpenLIT writes even with content capture off.
+Other libraries' spans (agent frameworks, provider SDKs) follow the GenAI conventions, read by `genai.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from otelgrade.rebuild import messages as msg
+from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.dialects import genai
+from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.span_readers import is_error, text
+from otelgrade.spans import Span
+
+SCOPE = "openlit.instrumentation."
+_REACT_MODEL_NODE = "agent"  # the node of langgraph.prebuilt.create_react_agent that calls the model
+_RUN_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_TOOL_MESSAGE = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: |$)""")
+
+
+def read(span: Span) -> Facts | None:
+    if not span.scope.startswith(SCOPE):
+        return None
+    # a span is named `<operation> <name>`; a graph run that failed carries no `gen_ai.operation.name`
+    op = span.attributes.get("gen_ai.operation.name") or span.name.partition(" ")[0]
+    if op == "invoke_workflow":
+        return workflow(span)
+    if op == "invoke_agent":
+        return agent_or_step(span)
+    if op == "execute_tool":
+        return tool(span)
+    if op in genai.LLM_OPERATIONS:
+        return llm(span)
+    return None
+
+
+def workflow(span: Span) -> RunFacts:
+    """A graph (or top-level chain) run: the agent system's request."""
+    attrs = span.attributes
+    answers = [m for m in genai.from_genai(msg.as_list(attrs.get("gen_ai.output.messages"))) if m.get("content")]
+    return RunFacts(
+        agent_name=text(attrs.get("gen_ai.workflow.name")) or span.name.removeprefix("invoke_workflow ") or None,
+        input=msg.last_user_text(genai.from_genai(msg.as_list(attrs.get("gen_ai.input.messages")))),
+        output=msg.assistant_text(answers[-1:]),
+    )
+
+
+def agent_or_step(span: Span) -> Facts:
+    library = span.scope.removeprefix(SCOPE)
+    name = text(span.attributes.get("gen_ai.agent.name"))
+    if library == "langgraph":
+        return ChainFacts(f"LangGraph node `{name}` (OpenLIT names every node invoke_agent): a step of its run")
+    if library == "langchain" and name == _REACT_MODEL_NODE:
+        return ChainFacts("the model node of a LangGraph ReAct agent: a step of its run, not an agent")
+    return genai.agent(span)
+
+
+def llm(span: Span) -> LLMFacts:
+    facts = genai.llm(span)
+    if not facts.output_messages:
+        calls = _response_tool_calls(span.attributes)
+        if calls:
+            facts.output_messages = [msg.message("assistant", None, calls)]
+    return facts
+
+
+def _response_tool_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The response's tool calls from `gen_ai.tool.name` / `.call.id` / `.call.arguments`, comma-joined."""
+    names = [n.strip() for n in (text(attrs.get("gen_ai.tool.name")) or "").split(",") if n.strip()]
+    if not names:
+        return []
+    ids = [i.strip() for i in (text(attrs.get("gen_ai.tool.call.id")) or "").split(",")]
+    arguments = msg.loads(f"[{attrs.get('gen_ai.tool.call.arguments') or ''}]")
+    if not isinstance(arguments, list) or len(arguments) != len(names):
+        arguments = [None] * len(names)
+    ids = ids if len(ids) == len(names) else [""] * len(names)
+    return [msg.tool_call(i or None, n, a) for n, i, a in zip(names, ids, arguments, strict=True)]
+
+
+def tool(span: Span) -> ToolFacts:
+    attrs = span.attributes
+    call_id = text(attrs.get("gen_ai.tool.call.id"))
+    result = attrs.get("gen_ai.tool.call.result")
+    return ToolFacts(
+        name=text(attrs.get("gen_ai.tool.name")) or span.name.removeprefix("execute_tool ") or "unknown",
+        call_id=None if call_id is None or _RUN_ID.fullmatch(call_id) else call_id,
+        arguments=_arguments(attrs.get("gen_ai.tool.call.arguments")),
+        result=_tool_message_content(result) if isinstance(result, str) else msg.result_text(result),
+        error=is_error(span),
+    )
+
+
+def _arguments(value: Any) -> Any:
+    """JSON arguments, or the Python `repr` of a dict LangChain passes as the tool's input."""
+    parsed = msg.parse_json_maybe(value)
+    if isinstance(parsed, str) and parsed.lstrip()[:1] in ("{", "["):
+        literal = _literal(parsed)
+        return parsed if literal is None else literal
+    return parsed
+
+
+def _tool_message_content(value: str) -> str:
+    """The content of a ToolMessage written as its `repr`; any other text as it is."""
+    match = _TOOL_MESSAGE.match(value)
+    content = _literal(match.group(1)) if match else None
+    return content if isinstance(content, str) else value
+
+
+def _literal(value: str) -> Any:
+    """A Python literal (`ast.literal_eval`: no code runs), or None."""
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+DIALECT = Dialect(
+    name="openlit",
+    priority=50,
+    marks=frozenset({"gen_ai.application_name", "gen_ai.workflow.name", "telemetry.sdk.name"}),
+    read=read,
+    blobs=frozenset(
+        {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.workflow.input", "gen_ai.workflow.output"}
+    ),
+)
