@@ -40,6 +40,9 @@ def kv(key: str, value: str) -> common_pb2.KeyValue:
 def span_pb(
     span_id: bytes, parent: bytes = b"", trace_id: bytes = TRACE, name: str = "step", **attrs: str
 ) -> trace_pb2.Span:
+    """A span; a root span is an agent's invocation (GenAI `invoke_agent`), so that a trace of them is a run."""
+    if not parent:
+        attrs = {"gen_ai.operation.name": "invoke_agent", **attrs}
     return trace_pb2.Span(
         trace_id=trace_id,
         span_id=span_id,

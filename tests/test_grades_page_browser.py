@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 import threading
 import time
@@ -185,7 +186,8 @@ def test_from_the_grades_page_to_the_tool_call_that_failed_the_run(serve, browse
         verdict = grades["FAIL travel / helpful"]
         assert "the card was declined" in verdict.text
         verdict.find_element(By.XPATH, ".//summary[text()='Judge prompt']").click()  # <details>: no script needed
-        assert "Request: Charge my card 120 dollars for the upgrade." in verdict.text
+        prompt = verdict.text  # the request stands in the prompt fenced as data, never as instructions
+        assert re.search(r"Request: <(data-[0-9a-f]{16})>\nCharge my card 120 dollars for the upgrade\.\n</\1>", prompt)
         trace_link = browser.find_element(By.LINK_TEXT, "Open this trace in your tracing backend")
         assert trace_link.get_attribute("href") == f"http://jaeger.invalid:16686/trace/{FAILING_TRACE}"
         screenshot(browser, "run.png")

@@ -256,7 +256,7 @@ def test_grpc_lone_surrogates_encoded_in_protobuf_strings_are_repaired(
     assert response.partial_success.rejected_spans == 0
     span = receivers.held()[TRACE.hex()].spans[0].read()
     assert span.name == "agent\ufffd\ufffd\ufffd"
-    assert span.attributes == {"key\ufffd\ufffd\ufffd": "value\ufffd\ufffd\ufffd"}
+    assert span.attributes["key\ufffd\ufffd\ufffd"] == "value\ufffd\ufffd\ufffd"
     assert span.resource == {"service.name": "svc\ufffd\ufffd\ufffd"}
 
 
