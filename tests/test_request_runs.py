@@ -83,12 +83,11 @@ def test_the_request_holds_every_agent_s_calls_and_its_handoffs() -> None:
 
 
 def _unreadable_tool(tracer: Any) -> None:
-    with tracer.start_as_current_span("handle_request"):
-        with tracer.start_as_current_span("invoke_agent travel_agent") as agent:
-            agent.set_attribute("gen_ai.operation.name", "invoke_agent")
-            agent.set_attribute("gen_ai.agent.name", "travel_agent")
-            with tracer.start_as_current_span("acme tool: delete_account") as tool:
-                tool.set_attribute("tool.name", "delete_account")  # a tool span of no convention otelgrade reads
+    with tracer.start_as_current_span("handle_request"), tracer.start_as_current_span("invoke_agent travel_agent") as a:
+        a.set_attribute("gen_ai.operation.name", "invoke_agent")
+        a.set_attribute("gen_ai.agent.name", "travel_agent")
+        with tracer.start_as_current_span("acme tool: delete_account") as tool:
+            tool.set_attribute("tool.name", "delete_account")  # a tool span of no convention otelgrade reads
 
 
 def test_a_forbidden_call_otelgrade_cannot_read_is_skipped_never_passed(tmp_path: Path) -> None:
