@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,6 +56,9 @@ class Handoff(BaseModel):
     span_id: str | None = None
 
 
+CallT = TypeVar("CallT", LLMCall, ToolCall)
+
+
 class Unread(BaseModel):
     """Spans of one instrumentation scope under a run that carry an AI instrumentation's marks but that no
     dialect understood: the run lacks what they would hold."""
@@ -95,6 +98,11 @@ class Trajectory(BaseModel):
     handoffs: list[Handoff] = Field(default_factory=list)
     lacks: list[Part] = Field(default_factory=list)  # parts this trace cannot carry (e.g. content capture off)
     unread: list[Unread] = Field(default_factory=list)  # spans under the run that no dialect understood
+
+    def own_calls(self, calls: list[CallT]) -> list[CallT]:
+        """The calls the run's own agent made: in a request of several agents, leaves out its workers' (the GenAI
+        conventions count an agent's own tool calls); in a run of one agent, every call."""
+        return [c for c in calls if c.agent is None or c.agent == self.agent_name]
 
     def assistant_texts(self) -> list[str]:
         """The text of every assistant message, oldest first."""

@@ -119,3 +119,24 @@ def test_a_trace_of_no_agent_has_no_run_and_is_counted(tmp_path: Path) -> None:
     value = metrics.registry.get_sample_value
     assert value("otelgrade_traces_without_run_total") == 1
     assert value("otelgrade_spans_not_understood_total", {"scope": "acme.agents"}) == 1
+
+
+def test_counting_graders_count_every_agent_s_calls_or_the_run_s_own(tmp_path: Path) -> None:
+    """The account agent reached by a handoff deleted the account: the request made one tool call in all, none
+    of them by its entry agent (the GenAI conventions count an agent's own calls)."""
+    (tmp_path / "otelgrade.yaml").write_text(
+        """
+suites:
+  - name: requests
+    graders:
+      - {name: every_agent, type: max_tool_calls, max: 0}
+      - {name: entry_agent, type: max_tool_calls, max: 0, count: own_agent}
+      - {name: entry_agent_llm, type: max_llm_calls, max: 1, count: own_agent}
+"""
+    )
+    got = {
+        g["grader"]: g
+        for g in grades(tmp_path / "otelgrade.yaml", FRAMEWORKS / "openai-agents-multi" / "forbidden_in_worker")
+    }
+    assert got["every_agent"]["outcome"] == "fail" and "Too many tool calls: 1 > 0" in got["every_agent"]["rationale"]
+    assert got["entry_agent"]["outcome"] == "pass" and got["entry_agent_llm"]["outcome"] == "pass"

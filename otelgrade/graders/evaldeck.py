@@ -10,7 +10,7 @@ reasoning step: the count is `max(trajectory.steps, len(llm_calls) + len(tool_ca
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -220,13 +220,16 @@ def tool_order(expected_order: list[str] | None = None, tools: list[str] | None 
     return grade
 
 
-def _budget(label: str, count: Callable[[Trajectory], int], done: str) -> Callable[..., GradeFn]:
-    def factory(max_value: int | None) -> GradeFn:
+Counted = Literal["all", "own_agent"]
+
+
+def _budget(label: str, count: Callable[[Trajectory, Counted], int], done: str) -> Callable[..., GradeFn]:
+    def factory(max_value: int | None, counted: Counted = "all") -> GradeFn:
         def grade(trajectory: Trajectory) -> GradeResult:
             limit = max_value
             if limit is None:
                 return GradeResult.check(True, f"No max {label} defined")
-            n = count(trajectory)
+            n = count(trajectory, counted)
             if n > limit:
                 return GradeResult.check(False, f"Too many {label}: {n} > {limit}")
             return GradeResult.check(True, done.format(n=n, limit=limit))
@@ -236,9 +239,17 @@ def _budget(label: str, count: Callable[[Trajectory], int], done: str) -> Callab
     return factory
 
 
-_max_steps = _budget("steps", step_count, "Completed in {n} steps (max: {limit})")
-_max_tools = _budget("tool calls", lambda t: len(t.tool_calls), "Made {n} tool calls (max: {limit})")
-_max_llm = _budget("LLM calls", lambda t: len(t.llm_calls), "Made {n} LLM calls (max: {limit})")
+_max_steps = _budget("steps", lambda t, _: step_count(t), "Completed in {n} steps (max: {limit})")
+_max_tools = _budget(
+    "tool calls",
+    lambda t, counted: len(t.own_calls(t.tool_calls) if counted == "own_agent" else t.tool_calls),
+    "Made {n} tool calls (max: {limit})",
+)
+_max_llm = _budget(
+    "LLM calls",
+    lambda t, counted: len(t.own_calls(t.llm_calls) if counted == "own_agent" else t.llm_calls),
+    "Made {n} LLM calls (max: {limit})",
+)
 
 
 @grader("evaldeck.max_steps", "max_steps", "MaxStepsGrader", reads=("llm_calls",))
@@ -248,15 +259,16 @@ def max_steps(max_steps: int | None = None, max: int | None = None) -> GradeFn:
 
 
 @grader("evaldeck.max_tool_calls", "max_tool_calls", "MaxToolCallsGrader")
-def max_tool_calls(max_tool_calls: int | None = None, max: int | None = None) -> GradeFn:
-    """At most this many tool calls (calls without a name count too)."""
-    return _max_tools(_one_of(max_tool_calls=max_tool_calls, max=max))
+def max_tool_calls(max_tool_calls: int | None = None, max: int | None = None, count: Counted = "all") -> GradeFn:
+    """At most this many tool calls (calls without a name count too). `count: own_agent` counts only the calls the
+    run's own agent made, not its workers' (a request of several agents counts every agent's by default)."""
+    return _max_tools(_one_of(max_tool_calls=max_tool_calls, max=max), count)
 
 
 @grader("evaldeck.max_llm_calls", "max_llm_calls", "MaxLLMCallsGrader", reads=("llm_calls",))
-def max_llm_calls(max_llm_calls: int | None = None, max: int | None = None) -> GradeFn:
-    """At most this many LLM calls."""
-    return _max_llm(_one_of(max_llm_calls=max_llm_calls, max=max))
+def max_llm_calls(max_llm_calls: int | None = None, max: int | None = None, count: Counted = "all") -> GradeFn:
+    """At most this many LLM calls (`count: own_agent`: only the run's own agent's)."""
+    return _max_llm(_one_of(max_llm_calls=max_llm_calls, max=max), count)
 
 
 @grader("evaldeck.task_completed", "task_completed", "TaskCompletedGrader", reads=("output",))
