@@ -134,9 +134,8 @@ def _describe_run(run: Trajectory, out: TextIO) -> None:
         out.write(f"  handoff at step {handoff.step}: {handoff.from_agent} -> {handoff.to_agent}\n")
     for unread in run.unread:
         out.write(f"  not understood: {unread.describe()}\n")
-    shows_requests = any("request" in call.witnesses for call in run.tool_calls)
     for call in run.tool_calls:
-        if shows_requests and (witness := call.one_witness()):
+        if witness := run.one_witness(call):
             out.write(f"  tool call `{call.name}` at step {call.step}: {_ONE_WITNESS[witness]}\n")
     if run.lacks:
         out.write(f"  lacks: {', '.join(run.lacks)}\n")

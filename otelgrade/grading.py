@@ -166,10 +166,9 @@ class Grading:
                 continue
             for unread in run.unread:
                 m.spans_not_understood.labels(*m.scope_label(unread.scope)).inc(unread.spans)
-            if any("request" in call.witnesses for call in run.tool_calls):  # the run shows the model's requests
-                for call in run.tool_calls:
-                    if witness := call.one_witness():
-                        m.tool_calls_one_witness.labels(witness).inc()
+            for call in run.tool_calls:
+                if witness := run.one_witness(call):
+                    m.tool_calls_one_witness.labels(witness).inc()
 
     async def grade_and_wait(self, trajectory: Trajectory) -> list[Grade]:
         """The offline path: the same grading, with judges' answers awaited."""

@@ -38,12 +38,6 @@ class ToolCall(BaseModel):
     agent: str | None = None  # the agent whose model asked for it, in a run that holds several agents' work
     witnesses: list[Witness] = Field(default_factory=list)  # the model's request, its execution, its result told back
 
-    def one_witness(self) -> Witness | None:
-        """The one witness that shows this call, when only one does (a transfer is shown by the next agent)."""
-        if len(self.witnesses) != 1 or self.name.startswith(("transfer_to", "transfer_back_to")):
-            return None
-        return self.witnesses[0]
-
 
 class Handoff(BaseModel):
     """A control transfer between agents of one request (handoff, transfer, delegation)."""
@@ -103,6 +97,16 @@ class Trajectory(BaseModel):
         """The calls the run's own agent made: in a request of several agents, leaves out its workers' (the GenAI
         conventions count an agent's own tool calls); in a run of one agent, every call."""
         return [c for c in calls if c.agent is None or c.agent == self.agent_name]
+
+    def one_witness(self, call: ToolCall) -> Witness | None:
+        """The one witness that shows a call of this run, when only one does and the run shows the model's
+        requests at all (with content capture off, executions are all there is). A transfer is shown by the
+        agent it hands to, not by a result."""
+        if len(call.witnesses) != 1 or call.name.startswith(("transfer_to", "transfer_back_to")):
+            return None
+        if not any("request" in c.witnesses for c in self.tool_calls):
+            return None
+        return call.witnesses[0]
 
     def assistant_texts(self) -> list[str]:
         """The text of every assistant message, oldest first."""

@@ -24,7 +24,7 @@ from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade, Outcome
 from otelgrade.settings import UiSettings
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.trajectory import Handoff, ToolCall, Trajectory, Unread
 from otelgrade.ui import RunLog, RunStore, add_grade_pages
 from otelgrade.ui.runlog import failing_run_line
 from otelgrade.ui.store import GradeQuery, select
@@ -180,6 +180,31 @@ def test_the_run_page_escapes_what_the_agent_said_and_explains_a_missing_run() -
     assert f'href="https://langfuse.example/project/p1/traces/{trace(1)}"' in page
     assert missing == 404 and "No graded run of this trace is held" in gone and "ui.keep" in gone
     assert bad == 400 and "outcome must be one of" in problem
+
+
+def test_the_run_page_shows_a_request_s_agents_handoffs_and_what_was_not_read() -> None:
+    store = RunStore(keep=5)
+    store.add_run(
+        trajectory(
+            1,
+            agents=["triage_agent", "account_agent"],
+            handoffs=[Handoff(from_agent="triage_agent", to_agent="account_agent", step=1)],
+            tool_calls=[
+                ToolCall(name="delete_account", agent="account_agent", step=2, witnesses=["request"]),
+                ToolCall(name="lookup", agent="account_agent", step=2, witnesses=["request", "execution"]),
+            ],
+            unread=[Unread(scope="acme.agents", spans=2, names=["acme tool: refund"])],
+            lacks=["tool_calls", "tool_arguments", "tool_results"],
+        )
+    )
+    store.write([grade(1, "skipped", grader="safe")])
+    ((status, page, _),) = asyncio.run(_get(store, UiSettings(), f"/runs/{trace(1)}"))
+    assert status == 200
+    assert "A request handled by 2 agents: triage_agent, account_agent" in page
+    assert "step 1: triage_agent → account_agent" in page
+    assert "scope `acme.agents`: 2 span(s) not understood, such as `acme tool: refund`" in page
+    assert "never pass" in page and "by account_agent" in page
+    assert page.count("Only the model's request shows this call") == 1  # delete_account, not lookup
 
 
 def test_every_answer_forbids_script_framing_and_sniffing() -> None:
