@@ -29,7 +29,13 @@ SERVICE = "travel-service"
 if INSTRUMENTATION == "traceloop":
     from traceloop.sdk import Traceloop
 
-    Traceloop.init(app_name=SERVICE, api_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"], disable_batch=True)
+    os.environ["TRACELOOP_METRICS_ENABLED"] = "false"  # the harness records traces and logs only
+    Traceloop.init(
+        app_name=SERVICE,
+        api_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
+        disable_batch=True,
+        telemetry_enabled=False,
+    )
 else:
     import openlit
 
@@ -232,11 +238,14 @@ SCENARIOS = {
 }
 
 
-# The service builds its graph once, at start-up; OpenLIT traces the construction (add_node, compile) in a
-# trace of its own, which holds no run.
-with Scenario("startup", [], note="graph construction at service start-up: no model call, no run") as s:
+# The service builds its graph once, at start-up; OpenLIT traces the construction (add_node, compile) in
+# traces of their own, which hold no run.
+if INSTRUMENTATION == "traceloop":
     supervisor = build_supervisor()
-    flush()
+else:
+    with Scenario("startup", [], note="graph construction at service start-up: no model call, no run") as s:
+        supervisor = build_supervisor()
+        flush()
 
 for scenario, (request, replies, note) in SCENARIOS.items():
     with Scenario(scenario, replies, nested_runs_allowed=True, note=note) as s:
