@@ -116,3 +116,12 @@ def test_a_tool_message_result_carries_its_call_id_langgraph_react() -> None:
         ({"city": "Paris"}, "12C rain"),
         ({"city": "Tokyo"}, "18C sunny"),
     ]
+
+
+def test_a_tool_result_is_the_tool_s_own_value_not_its_framework_s_envelope_adk_traceloop() -> None:
+    """ADK wraps a returned string as {"result": ...}; Traceloop records LangChain's callback output, a serialized
+    ToolMessage beside the callback's arguments: the result is what the tool returned."""
+    (adk,) = runs("google-adk", "happy")
+    (langgraph,) = runs("langgraph-traceloop", "happy")
+    for run in (adk, langgraph):
+        assert [c.result for c in run.tool_calls] == ["UA123 09:00 $320 (SFO-JFK)", "booked ABC123456"]

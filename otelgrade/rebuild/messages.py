@@ -6,7 +6,9 @@ several). Every function here is total: malformed input gives fewer messages, ne
 
 from __future__ import annotations
 
+import ast
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -68,6 +70,53 @@ def result_text(value: Any) -> str | None:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
+
+
+def tool_value(result: str | None) -> str | None:
+    """A tool's own result out of the envelopes frameworks record it in (each unwrapped in turn): LangChain's
+    serialized ToolMessage (`{"lc": 1, ..., "kwargs": {"content": ...}}`) or its message dict (`{"type": "tool",
+    "data": {"content": ...}}`) or its `str()` (`content='...' name=...`), a callback's record of the output
+    beside its arguments (`{"output": ..., "kwargs": ...}`), ADK's function response for a tool that returned
+    no object (`{"result": ...}`)."""
+    value: Any = result
+    for _ in range(4):
+        if isinstance(value, str) and value.startswith("content="):
+            inner = _message_str_content(value)
+        else:
+            doc = loads(value) if isinstance(value, str) and value.startswith("{") else value
+            inner = _enveloped(doc) if isinstance(doc, dict) else _NOTHING
+        if inner is _NOTHING:
+            break
+        value = inner
+    return result if value is result else result_text(value)
+
+
+_NOTHING = object()
+_MESSAGE_STR = re.compile(r"content=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\") (?:name|tool_call_id)=")
+
+
+def _enveloped(doc: dict[str, Any]) -> Any:
+    kwargs, data = doc.get("kwargs"), doc.get("data")
+    if doc.get("lc") == 1 and isinstance(kwargs, dict) and "content" in kwargs:
+        return kwargs["content"]
+    if doc.get("type") == "tool" and isinstance(data, dict) and "content" in data:
+        return data["content"]
+    if "output" in doc and set(doc) <= {"output", "kwargs", "args", "inputs"}:
+        return doc["output"]
+    if set(doc) == {"result"}:
+        return doc["result"]
+    return _NOTHING
+
+
+def _message_str_content(text_value: str) -> Any:
+    """The content of a LangChain message's `str()` (`content='...' name='...' tool_call_id='...'`)."""
+    match = _MESSAGE_STR.match(text_value)
+    if match is None:
+        return _NOTHING
+    try:
+        return ast.literal_eval(match.group(1))
+    except (ValueError, SyntaxError):
+        return _NOTHING
 
 
 def dumps_arguments(arguments: Any) -> str:

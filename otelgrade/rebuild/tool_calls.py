@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
-from otelgrade.rebuild.messages import failed_results, parse_json_maybe, tool_results
+from otelgrade.rebuild.messages import failed_results, parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import Span
@@ -125,7 +125,9 @@ def tool_calls(
                 name=call.name,
                 call_id=call.call_id or facts.call_id,
                 arguments=call.arguments if call.arguments is not None else facts.arguments,
-                result=facts.result if facts.result is not None or facts.error else results.get(call.call_id or ""),
+                result=tool_value(facts.result)
+                if facts.result is not None or facts.error
+                else results.get(call.call_id or ""),
                 error=facts.error,
                 step=step.index,
                 span_id=span.span_id,
@@ -163,7 +165,7 @@ def tool_calls(
             name=facts.name,
             call_id=facts.call_id,
             arguments=facts.arguments,
-            result=facts.result,
+            result=tool_value(facts.result),
             error=facts.error,
             step=step_index,
             span_id=span.span_id,
@@ -230,5 +232,5 @@ def _conversation_results(steps: list[Step]) -> dict[str, str]:
     out: dict[str, str] = {}
     for step in steps:
         for call_id, result in tool_results(step.facts.input_messages).items():
-            out.setdefault(call_id, result)
+            out.setdefault(call_id, tool_value(result) or result)
     return out
