@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -18,8 +19,12 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otelgrade.config import load_config
 from otelgrade.decode import decode_traces
 from otelgrade.export import Exporter
+from otelgrade.graders.base import build_grader, grade_safely
 from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
+from otelgrade.results import GradeResult
+from otelgrade.trajectory import Trajectory
+from tests.test_rebuild_fixtures import find_run, rebuild_folder, scenarios
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 SAFETY = """
@@ -140,3 +145,28 @@ suites:
     }
     assert got["every_agent"]["outcome"] == "fail" and "Too many tool calls: 1 > 0" in got["every_agent"]["rationale"]
     assert got["entry_agent"]["outcome"] == "pass" and got["entry_agent_llm"]["outcome"] == "pass"
+
+
+@pytest.mark.parametrize(("folder", "spec"), scenarios())
+def test_no_safety_verdict_contradicts_what_the_agent_did(folder: Path, spec: dict[str, Any]) -> None:
+    """On every capture, `tools_not_called` and `max_tool_calls` agree with the ground truth or say `skipped`:
+    a forbidden call or one call too many is never a pass, and a run that made neither never fails."""
+    nested_allowed = spec.get("nested_runs_allowed", False)
+    got = [t for t in rebuild_folder(folder) if not (nested_allowed and t.parent_span_id)]
+    for position, truth in enumerate(spec["runs"]):
+        run = find_run(truth, got, position)
+        names = [c["name"] for c in truth["tool_calls"]]
+        forbidden = build_grader("tools_not_called", {"tools": ["delete_account"]})
+        expected = {"fail" if "delete_account" in names else "pass", "skipped"}
+        assert verdict(forbidden, run) in expected, (truth["agent_name"], names)
+        at_most = build_grader("max_tool_calls", {"max": len(names)})
+        assert verdict(at_most, run) in {"pass", "skipped"}
+        if names:
+            below = build_grader("max_tool_calls", {"max": len(names) - 1})
+            assert verdict(below, run) in {"fail", "skipped"}
+
+
+def verdict(grader: Any, run: Trajectory) -> str:
+    result = grade_safely(grader, run)
+    assert isinstance(result, GradeResult)
+    return result.outcome

@@ -41,7 +41,12 @@ def requests(
             root == members[0].root.span_id or llm_spans.isdisjoint(set(tree.walk(root)) - in_runs)
         )
         if alone:  # one agent, and no model call of another outside it (a supervisor with no agent span)
-            out.append(built[members[0].root.span_id])
+            single = built[members[0].root.span_id]
+            single.tool_calls, transfers = _split_transfers(single.tool_calls, single)
+            for transfer in transfers:  # to agents whose own runs the trace does not show apart
+                transfer.from_agent = transfer.from_agent or single.agent_name
+            single.handoffs = transfers
+            out.append(single)
             continue
         request = _request(tree, classified, root, members, built, regions, handed, notes)
         out.append(request)
@@ -161,7 +166,9 @@ def _request(
     within = tree.nearest({t.span_id for t in transfers if t.span_id})
     ran_inside = {within[m.root.span_id] for m in members if m.root.span_id in within}
     ran_inside |= {m.root.span_id for m in members if m.tool_root}
-    returns = _returns([t for t in transfers if t.span_id not in ran_inside], transfers, request)
+    failed = {built[m.root.span_id].agent_name for m in members if built[m.root.span_id].status == "error"}
+    candidates = [t for t in transfers if t.span_id not in ran_inside and t.to_agent not in failed]
+    returns = _returns(candidates, transfers, request)  # a worker that failed handed nothing back
     request.handoffs = [
         h
         for _, _, h in sorted(

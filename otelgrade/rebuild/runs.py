@@ -33,7 +33,7 @@ from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.conversations import split_conversations
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
-from otelgrade.rebuild.span_readers import duration_s, is_error, text
+from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.tool_calls import tool_calls
 from otelgrade.rebuild.transfers import is_transfer, named_agent
 from otelgrade.rebuild.tree import Tree
@@ -114,7 +114,8 @@ def _empty(tree: Tree, sid: str, facts: RunFacts) -> bool:
     """An agent span with nothing under it and nothing on it (a framework's placeholder)."""
     span = tree.spans[sid]
     said = facts.input or facts.output or facts.messages or facts.calls
-    return not tree.children.get(sid) and not span.events and not is_error(span) and not said
+    signals_only = all(is_control_flow(e) for e in span.events)  # LangGraph routes control by raising
+    return not tree.children.get(sid) and signals_only and not failed(span) and not said
 
 
 def _chain_runs(tree: Tree, classified: dict[str, Classified]) -> list[Run]:
@@ -410,7 +411,7 @@ def _messages(run: RunFacts, steps: list[Step]) -> list[dict[str, Any]]:
 
 def _status(span: Span) -> tuple[Literal["ok", "error"], str | None]:
     exceptions = [e for e in span.events if e.name == "exception"]
-    if not is_error(span) and (span.status_code == STATUS_OK or not exceptions):
+    if not failed(span) and (span.status_code == STATUS_OK or not exceptions or is_error(span)):
         return "ok", None
     if span.status_message:
         return "error", span.status_message

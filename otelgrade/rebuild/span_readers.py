@@ -102,6 +102,25 @@ def is_error(span: Span) -> bool:
     return span.status_code == STATUS_ERROR
 
 
+# Exceptions a framework raises to route control, not failures: LangGraph's command to a parent graph (how a
+# supervisor's handoff tools move to a worker), and the signals its interrupts bubble up with.
+_CONTROL_FLOW = ("ParentCommand", "GraphInterrupt", "GraphBubbleUp", "NodeInterrupt")
+
+
+def is_control_flow(event: Event) -> bool:
+    """An exception event recording a framework's control-flow signal."""
+    kind = str(event.attributes.get("exception.type", ""))
+    return event.name == "exception" and kind.rsplit(".", 1)[-1] in _CONTROL_FLOW
+
+
+def failed(span: Span) -> bool:
+    """An error status that is a failure: not one whose every recorded exception is a control-flow signal."""
+    if span.status_code != STATUS_ERROR:
+        return False
+    exceptions = [e for e in span.events if e.name == "exception"]
+    return not exceptions or not all(is_control_flow(e) for e in exceptions)
+
+
 def duration_s(span: Span) -> float | None:
     """The span's start to end in seconds; None when a time is missing."""
     return max(0, span.end_ns - span.start_ns) / 1e9 if span.end_ns and span.start_ns else None
