@@ -30,23 +30,18 @@ def requests(
     notes: Notes,
 ) -> list[Trajectory]:
     """Every run of the trace: one per request, and each agent's own run nested in a request of several."""
-    handed = _link(tree, runs, built)
-    groups = _group(tree, classified, [r for r in runs if r.agent], built)
     out = [built[r.root.span_id] for r in runs if not r.agent]
-    llm_spans = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts)}
+    agent_runs = [r for r in runs if r.agent]
     in_runs = {s for r in runs for s in regions[r.root.span_id]}
-    groups = _join_under_workflow_agent(tree, classified, groups, llm_spans - in_runs)
+    loose = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts) and sid not in in_runs}
+    if len(agent_runs) == 1 and not loose:  # the common trace: one agent, every model call in its run
+        return [*out, _alone(built[agent_runs[0].root.span_id])]
+    handed = _link(tree, runs, built)
+    system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
+    groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
     for root, members in groups.items():
-        alone = len(members) == 1 and (
-            root == members[0].root.span_id or llm_spans.isdisjoint(set(tree.walk(root)) - in_runs)
-        )
-        if alone:  # one agent, and no model call of another outside it (a supervisor with no agent span)
-            single = built[members[0].root.span_id]
-            single.tool_calls, transfers = _split_transfers(single.tool_calls, single)
-            for transfer in transfers:  # to agents whose own runs the trace does not show apart
-                transfer.from_agent = transfer.from_agent or single.agent_name
-            single.handoffs = transfers
-            out.append(single)
+        if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
+            out.append(_alone(built[members[0].root.span_id]))
             continue
         request = _request(tree, classified, root, members, built, regions, handed, notes)
         out.append(request)
@@ -59,9 +54,17 @@ def requests(
     return out
 
 
-def _group(
-    tree: Tree, classified: dict[str, Classified], runs: list[Run], built: dict[str, Trajectory]
-) -> dict[str, list[Run]]:
+def _alone(run: Trajectory) -> Trajectory:
+    """A request of one agent: its own run, whose transfers (to agents the trace does not show apart) are
+    handoffs."""
+    run.tool_calls, transfers = _split_transfers(run.tool_calls, run)
+    for transfer in transfers:
+        transfer.from_agent = transfer.from_agent or run.agent_name
+    run.handoffs = transfers
+    return run
+
+
+def _group(tree: Tree, system: set[str], runs: list[Run], built: dict[str, Trajectory]) -> dict[str, list[Run]]:
     """Agent runs joined by nesting or handoff, keyed by their request's root: the outermost agent-system span
     above them that holds no other request's runs, else the topmost of them."""
     index = {r.root.span_id: i for i, r in enumerate(runs)}
@@ -79,7 +82,6 @@ def _group(
             leader[find(index[run.root.span_id])] = find(index[parent])
     component = {sid: find(i) for sid, i in index.items()}
     owner = tree.owners(component)
-    system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     members: dict[int, list[Run]] = {}
     for run in sorted(runs, key=lambda r: tree.order.get(r.root.span_id, -1)):
         members.setdefault(component[run.root.span_id], []).append(run)
@@ -99,13 +101,12 @@ def _group(
 
 
 def _join_under_workflow_agent(
-    tree: Tree, classified: dict[str, Classified], groups: dict[str, list[Run]], loose_calls: set[str]
+    tree: Tree, system: set[str], groups: dict[str, list[Run]], loose_calls: set[str]
 ) -> dict[str, list[Run]]:
     """Requests under one outermost agent-system span that also holds model calls of no agent's run (a
     supervisor graph whose own agent has no span) are one request: that agent's, rooted at the span."""
     if not loose_calls:
         return groups
-    system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     outermost: dict[str, str] = {}
     for sid in tree.order:  # parents first
         parent = tree.parent[sid]
@@ -163,26 +164,38 @@ def _request(
     request.own_run = head is not None
     request.input = run.facts.input or entry.input
     request.tool_calls, transfers = _split_transfers(request.tool_calls, request)
+    request.handoffs = _handoffs(tree, request, transfers, members, built, handed)
+    if request.output is None and request.status == "ok":
+        last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
+        request.output = built[last.root.span_id].output
+    return request
+
+
+def _handoffs(
+    tree: Tree,
+    request: Trajectory,
+    transfers: list[Handoff],
+    members: list[Run],
+    built: dict[str, Trajectory],
+    handed: dict[str, str],
+) -> list[Handoff]:
+    """The request's control transfers in order: its transfer calls, control handed back without one (not by a
+    worker that ran inside the transfer call, as a delegation does, nor by one that failed), and handoffs only
+    the agents' runs show (an agent that names whom it took over from)."""
     within = tree.nearest({t.span_id for t in transfers if t.span_id})
     ran_inside = {within[m.root.span_id] for m in members if m.root.span_id in within}
     ran_inside |= {m.root.span_id for m in members if m.tool_root}
     failed = {built[m.root.span_id].agent_name for m in members if built[m.root.span_id].status == "error"}
     candidates = [t for t in transfers if t.span_id not in ran_inside and t.to_agent not in failed]
-    returns = _returns(candidates, transfers, request)  # a worker that failed handed nothing back
-    request.handoffs = [
-        h
-        for _, _, h in sorted(
-            [*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2]
-        )
-    ]
+    returns = _returns(candidates, transfers, request)
+    ordered = sorted([*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2])
+    out = [h for _, _, h in ordered]
+    members_ids = {m.root.span_id for m in members}
     for receiver, giver in handed.items():
         to, by = built[receiver].agent_name, built[giver].agent_name
-        if receiver in regions and not any(h.to_agent == to and h.from_agent == by for h in request.handoffs):
-            request.handoffs.append(Handoff(from_agent=by, to_agent=to, span_id=receiver))
-    if request.output is None and request.status == "ok":
-        last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
-        request.output = built[last.root.span_id].output
-    return request
+        if receiver in members_ids and not any(h.to_agent == to and h.from_agent == by for h in out):
+            out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver))
+    return out
 
 
 def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:
