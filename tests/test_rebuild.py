@@ -7,6 +7,7 @@ import json
 import time
 from typing import Any
 
+import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -440,11 +441,42 @@ def test_an_empty_agent_span_is_a_placeholder_but_one_that_says_something_is_a_r
     whose content is on the span itself (its request and answer, or its model calls recorded as events) is not."""
     agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "helper"}
     placeholder = [span("1", None, "handle_request"), span("2", "1", "invoke_agent helper", agent)]
-    assert [t.span_id for t in rebuild(placeholder)] == ["1".rjust(16, "0")]  # the trace root, as with no agent
+    (root,) = rebuild(placeholder)  # the trace root, lacking what the agent did: no grader passes it on nothing
+    assert root.span_id == "1".rjust(16, "0") and {"tool_calls", "llm_calls", "output"} <= set(root.lacks)
     messages = {"gen_ai.input.messages": json.dumps([parts_user("hi")])}
     talking = [span("1", None, "handle_request"), span("2", "1", "invoke_agent helper", agent | messages)]
     (run,) = rebuild(talking)
     assert (run.agent_name, run.input) == ("helper", "hi")
+
+
+@pytest.mark.parametrize("recorded", [True, False])
+def test_a_tool_that_delivers_the_agent_s_answer_is_its_answer_not_a_tool_call(recorded: bool) -> None:
+    """Whatever its name: the one call of the last model response whose argument is the answer the agent
+    returned delivered that answer (an output tool), and is not one of the agent's actions. Where the agent
+    recorded no answer, nothing shows what the call did: it stays a tool call."""
+    answer = "Paris: 12C and rain."
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("invoke_agent travel_agent") as agent:
+            agent.set_attribute("gen_ai.operation.name", "invoke_agent")
+            agent.set_attribute("gen_ai.agent.name", "travel_agent")
+            agent.set_attribute("gen_ai.input.messages", json.dumps([parts_user("Weather in Paris?")]))
+            if recorded:
+                said = [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}]
+                agent.set_attribute("gen_ai.output.messages", json.dumps(said))
+            _chat(tracer, [parts_user("Weather in Paris?")], [parts_calls(("c1", "get_weather", {"city": "Paris"}))])
+            with tracer.start_as_current_span("execute_tool get_weather") as tool:
+                tool.set_attribute("gen_ai.operation.name", "execute_tool")
+                tool.set_attribute("gen_ai.tool.name", "get_weather")
+                tool.set_attribute("gen_ai.tool.call.id", "c1")
+                tool.set_attribute("gen_ai.tool.call.result", "12C rain")
+            _chat(tracer, [parts_user("Weather in Paris?")], [parts_calls(("c2", "submit_answer", {"answer": answer}))])
+
+    (run,) = rebuild(_sdk_spans(build))
+    if recorded:
+        assert [c.name for c in run.tool_calls] == ["get_weather"] and run.output == answer
+    else:
+        assert [c.name for c in run.tool_calls] == ["get_weather", "submit_answer"]
 
 
 def test_integers_beyond_64_bits_in_message_json_stay_exact() -> None:

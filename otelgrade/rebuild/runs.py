@@ -58,6 +58,7 @@ class Run:
     tool_root: bool = False  # the root is an agent called as a tool: the parent's tool call, not this run's
     agent: bool = True  # the root is an agent's invocation (not a chain, a conversation of model calls, the trace)
     name: str | None = None  # what to call the run when no span names its agent (an agent-as-tool's tool name)
+    unread: frozenset[str] = frozenset()  # spans with an instrumentation's marks that were read as no work of this run
 
 
 Notes = dict[str, str]
@@ -93,9 +94,12 @@ def find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> li
     if runs:
         return runs
     runs = conversation_runs(tree, classified, llm_ids, notes)
-    if runs or not any(would_hold(span) for span in tree.spans.values()):
+    marked = frozenset(sid for sid in tree.spans if would_hold(tree.spans[sid]))
+    if runs or not marked:
         return runs
-    return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)]
+    # Spans that look like an agent's work, none read as such (an empty agent span, a tool of no convention): the
+    # trace root is a run that lacks what they would hold, so no grader passes it on what was not read.
+    return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False, unread=marked)]
 
 
 def _agent_roots(tree: Tree, classified: dict[str, Classified], agents: set[str]) -> list[str]:
@@ -232,7 +236,7 @@ def build(
     executions = [
         (tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, ToolFacts)
     ]
-    tools, answer = tool_calls(tree, executions, steps, records, notes)
+    tools, answer = tool_calls(tree, executions, steps, records, notes, returned=run.facts.output)
     messages = _messages(run.facts, steps)
 
     first_input = steps[0].facts.input_messages if steps else []
@@ -251,7 +255,7 @@ def build(
     step_agent = {s.index: agents.get(s.span.span_id) for s in steps}
     for tool in tools:
         tool.agent = step_agent.get(tool.step)
-    unread = [tree.spans[s] for s in region if s not in classified and would_hold(tree.spans[s])]
+    unread = [tree.spans[s] for s in region if (s not in classified or s in run.unread) and would_hold(tree.spans[s])]
     dialect = run_dialect(classified, span.span_id, region)
     agent_name = run.facts.agent_name or _agent_name_in(tree, region) or run.name or span.name or None
     return Trajectory(

@@ -48,6 +48,7 @@ def tool_calls(
     steps: list[Step],
     recorded: Sequence[ToolFacts] = (),
     notes: dict[str, str] | None = None,
+    returned: str | None = None,
 ) -> tuple[list[ToolCall], str | None]:
     """A run's tool calls, ordered by the response that requested them, then their order in it, and the
     answer an answer tool delivered (None without one).
@@ -56,26 +57,28 @@ def tool_calls(
     else by name alone, in order. Executions no response asked for (content not captured) are
     placed by their parent LLM span, else by time, after that step's requested calls. A call that ends
     with no result takes it from the run's own record of that tool run (same name and arguments).
+    `returned` is the answer the run's agent span recorded, if any: a tool that delivered it is an answer tool.
     """
+    answer_tools = ANSWER_TOOLS | _delivering(steps, returned)
     for span, facts in executions:
-        if notes is not None and facts.name in ANSWER_TOOLS:
+        if notes is not None and facts.name in answer_tools:
             notes[span.span_id] = f"`{facts.name}` is the framework's answer tool: its argument is the run's answer"
         elif notes is not None and is_bookkeeping(facts.name):
             notes[span.span_id] = f"`{facts.name}` is the framework's bookkeeping around real calls, not a call"
-    answers = [f.arguments for _, f in executions if f.name in ANSWER_TOOLS]
-    answers += [c.arguments for s in steps for c in s.calls if c.name in ANSWER_TOOLS]
+    answers = [f.arguments for _, f in executions if f.name in answer_tools]
+    answers += [c.arguments for s in steps for c in s.calls if c.name in answer_tools]
     executions = sorted(
         (
             (span, _with_call_id(facts, real_id(facts.call_id)))
             for span, facts in executions
-            if facts.name not in ANSWER_TOOLS and not is_bookkeeping(facts.name)
+            if facts.name not in answer_tools and not is_bookkeeping(facts.name)
         ),
         key=lambda sf: (sf[0].start_ns, tree.order[sf[0].span_id]),
     )
     requested = [
         (step, i, _with_call_id(call, real_id(call.call_id)))
         for step in steps
-        for i, call in enumerate(c for c in step.calls if c.name not in ANSWER_TOOLS)
+        for i, call in enumerate(c for c in step.calls if c.name not in answer_tools)
     ]
     matched: dict[int, int] = {}  # requested index -> execution index
     used: set[int] = set()
@@ -177,6 +180,18 @@ def tool_calls(
     calls = [tc for _, tc in ordered]
     _fill_results(calls, list(recorded))
     return calls, _answer_text(answers[-1]) if answers else None
+
+
+def _delivering(steps: list[Step], returned: str | None) -> frozenset[str]:
+    """The tool that delivered the run's answer, by what it did: the one call of the last model response, whose
+    argument is exactly the answer the agent returned (a framework's output or `final_answer`-like tool, whatever
+    its name). Nothing when the agent recorded no answer: a last call is never dropped on a guess."""
+    if not returned or not steps or len(steps[-1].calls) != 1:
+        return frozenset()
+    call = steps[-1].calls[0]
+    delivered = _answer_text(call.arguments)
+    same = delivered is not None and " ".join(delivered.split()) == " ".join(returned.split())
+    return frozenset({call.name}) if same else frozenset()
 
 
 def _fill_results(calls: list[ToolCall], recorded: list[ToolFacts]) -> None:
