@@ -82,9 +82,12 @@ def tool_value(result: str | None) -> str | None:
     for _ in range(4):
         if isinstance(value, str) and value.startswith("content="):
             inner = _message_str_content(value)
-        else:
-            doc = loads(value) if isinstance(value, str) and value.startswith("{") else value
+        elif isinstance(value, str):
+            enveloped = value.startswith("{") and any(key in value for key in _ENVELOPE_KEYS)
+            doc = loads(value) if enveloped else None
             inner = _enveloped(doc) if isinstance(doc, dict) else _NOTHING
+        else:
+            inner = _enveloped(value) if isinstance(value, dict) else _NOTHING
         if inner is _NOTHING:
             break
         value = inner
@@ -92,6 +95,7 @@ def tool_value(result: str | None) -> str | None:
 
 
 _NOTHING = object()
+_ENVELOPE_KEYS = ('"lc"', '"data"', '"output"', '"result"')  # a JSON result without one is no envelope
 _MESSAGE_STR = re.compile(r"content=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\") (?:name|tool_call_id)=")
 
 

@@ -233,6 +233,7 @@ def build(
     recorded = [(r.root, call) for r in (members or (run,)) for call in r.facts.calls]
     records = [t for r in (members or (run,)) for t in r.facts.tool_records]
     steps = _steps(tree, classified, region, recorded, notes)
+    recorded_ids = {id(call) for _, call in recorded}
     executions = [
         (tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, ToolFacts)
     ]
@@ -283,7 +284,7 @@ def build(
                 finish_reason=s.facts.finish_reason,
                 step=s.index,
                 span_id=s.span.span_id,
-                duration_s=_call_duration(s, recorded),
+                duration_s=_call_duration(s, recorded_ids),
                 error=s.failed,
                 agent=step_agent[s.index],
             )
@@ -300,9 +301,9 @@ def build(
     )
 
 
-def _call_duration(step: Step, recorded: list[tuple[Span, LLMFacts]]) -> float | None:
+def _call_duration(step: Step, recorded: set[int]) -> float | None:
     """The call span's duration; None for a model call known only from a run span's record of it."""
-    return None if any(step.facts is call for _, call in recorded) else duration_s(step.span)
+    return None if id(step.facts) in recorded else duration_s(step.span)
 
 
 def _lacks(

@@ -238,7 +238,7 @@ _ROLE = re.compile(r"<ChatRole\.\w+: ('\w+')>")
 def _haystack_message(value: str) -> msg.Message | None:
     """A Haystack ChatMessage as its repr (what the Haystack instrumentor records): role, text, tool calls and
     tool results (`ToolCallResult(result=..., origin=ToolCall(...), error=...)`)."""
-    if not value.startswith("ChatMessage("):
+    if not value.startswith("ChatMessage(_role="):  # Haystack's dataclass repr (LlamaIndex writes `role=`)
         return None
     try:
         doc = _repr_value(ast.parse(_ROLE.sub(r"\1", value), mode="eval").body)
