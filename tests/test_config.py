@@ -209,8 +209,8 @@ def test_prompt_path_is_relative_to_the_config_file(tmp_path, monkeypatch):
     (tmp_path / "rubrics" / "helpful.txt").write_text("Score {submission} for helpfulness.")
     path = write(tmp_path, "suites: [{name: s, graders: [{name: h, type: rubric, prompt_path: rubrics/helpful.txt}]}]")
     monkeypatch.chdir("/")
-    spec = load_config(path).suites[0].graders[0]
-    assert spec.params["prompt_path"] == str(tmp_path / "rubrics" / "helpful.txt")
+    judge = load_config(path).suites[0].graders[0].build()
+    assert judge.grader.judgement.template == "Score {submission} for helpfulness."
 
 
 def test_every_listener_defaults_to_localhost():

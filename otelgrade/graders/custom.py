@@ -14,10 +14,10 @@ import importlib.util
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, overload
 
 from otelgrade.errors import ConfigError
+from otelgrade.graders.paths import config_file
 from otelgrade.trajectory import Trajectory
 
 
@@ -51,38 +51,41 @@ def custom_grader(fn: GradingFunction | None = None, /, *, name: str | None = No
     return register(fn) if fn is not None else register
 
 
-def load_module(module: str) -> None:
-    """Import a module of grading functions: a path to a `.py` file or a dotted module name."""
+def load_module(module: str, key: str = "module") -> None:
+    """Import a module of grading functions: a path to a `.py` file (a relative one starts from the config
+    file's folder) or a dotted module name. `key` is the config key that names it, for errors."""
     try:
         if module.endswith(".py") or "/" in module:
-            path = Path(module).resolve()
-            key = f"otelgrade_custom_{abs(hash(str(path)))}"
-            if key in sys.modules:
+            path = config_file(module, key).resolve()
+            name = f"otelgrade_custom_{abs(hash(str(path)))}"
+            if name in sys.modules:
                 return
-            spec = importlib.util.spec_from_file_location(key, path)
-            if spec is None or spec.loader is None or not path.is_file():
-                raise ConfigError(f"no Python file at {module!r}", "module")
+            spec = importlib.util.spec_from_file_location(name, path)
+            if spec is None or spec.loader is None:
+                raise ConfigError(f"cannot import {str(path)!r} as a Python module", key)
             loaded = importlib.util.module_from_spec(spec)
-            sys.modules[key] = loaded
+            sys.modules[name] = loaded
             try:
                 spec.loader.exec_module(loaded)
             except BaseException:
-                del sys.modules[key]
+                del sys.modules[name]
                 raise
         else:
             importlib.import_module(module)
     except ConfigError:
         raise
     except Exception as exc:
-        raise ConfigError(f"cannot import {module!r}: {type(exc).__name__}: {exc}", "module") from None
+        raise ConfigError(f"cannot import {module!r}: {type(exc).__name__}: {exc}", key) from None
 
 
 def resolve(function: str, module: str | None = None) -> tuple[str, GradingFunction]:
     """The registered function named `function` (`module:name` imports the module first)."""
+    key = "module"
     if ":" in function and module is None:
         module, function = function.rsplit(":", 1)
+        key = "function"
     if module:
-        load_module(module)
+        load_module(module, key)
     try:
         return function, _FUNCTIONS[function]
     except KeyError:

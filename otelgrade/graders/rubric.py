@@ -14,7 +14,6 @@ import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
@@ -22,6 +21,7 @@ from pydantic import Field, ValidationError
 from otelgrade.errors import ConfigError, closest
 from otelgrade.graders.base import grader
 from otelgrade.graders.extractors import check_extractor, extract, extractor_reads
+from otelgrade.graders.paths import config_file
 from otelgrade.graders.transcript import render_trajectory
 from otelgrade.judges import Judgement, JudgeRequest
 from otelgrade.judges.request import AnswerMode
@@ -180,10 +180,11 @@ def _prompt(prompt: str | None, prompt_path: str | None, default: str | None = N
     if prompt is not None and prompt_path is not None:
         raise ConfigError("give either `prompt` or `prompt_path`, not both", "prompt")
     if prompt_path is not None:
+        file = config_file(prompt_path, "prompt_path")
         try:
-            text = Path(prompt_path).read_text()
+            text = file.read_text()
         except OSError as exc:
-            raise ConfigError(f"cannot read prompt file {prompt_path!r}: {exc.strerror}", "prompt_path") from None
+            raise ConfigError(f"cannot read prompt file {str(file)!r}: {exc.strerror}", "prompt_path") from None
         return _known_placeholders(text, f"prompt file {prompt_path!r}", "prompt_path")
     if prompt is not None:
         return _known_placeholders(prompt, "the prompt", "prompt")

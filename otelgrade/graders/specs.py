@@ -14,6 +14,7 @@ from typing import Any
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders.base import Grader, at_threshold, build_grader, grader_type, list_graders
+from otelgrade.graders.paths import config_folder, current_folder
 from otelgrade.graders.scope import Scoped, check_scope
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.judges.sampling import SuiteSample
@@ -33,6 +34,7 @@ class GraderSpec:
     scope: Scope = "run"
     where: dict[str, Any] = field(default_factory=dict)
     sample: SampleRates | None = None  # the suite's `sample`, for its judges that set none of their own
+    base_dir: Path | None = field(default_factory=current_folder)  # relative file paths start here (`paths`)
 
     def __post_init__(self) -> None:
         t = self.threshold
@@ -58,7 +60,8 @@ class GraderSpec:
     def _grader(self, judges: JudgeClient) -> Grader:
         if self.sample is not None:
             judges = SuiteSample(judges, self.sample)
-        built = build_grader(self.type, self.params, name=self.name, judges=judges)
+        with config_folder(self.base_dir):
+            built = build_grader(self.type, self.params, name=self.name, judges=judges)
         return built if self.threshold is None else at_threshold(built, self.threshold)
 
 
@@ -110,22 +113,21 @@ def grader_specs(
 ) -> list[GraderSpec]:
     """Read one grader block (otelgrade's shape or a reference system's) and check that it builds.
 
-    Relative file paths in parameters (`prompt_path`) are resolved against `base_dir`, the config file's folder.
+    Relative file paths in parameters start from `base_dir`, the config file's folder (by default the folder
+    of the grader being built, for the blocks nested in it).
     """
     if not isinstance(block, Mapping):
         raise ConfigError("a grader must be a mapping such as {name: ..., type: ..., <parameters>}")
-    specs: list[GraderSpec] | None = None
-    for _system, reader in _SHAPES.items() if system is None else [(system, _SHAPES[system])]:
-        specs = reader(block, key)
-        if specs is not None:
-            break
-    if specs is None:
-        specs = [_own_spec(block, key)]
-    for spec in specs:
-        prompt_path = spec.params.get("prompt_path")
-        if base_dir is not None and isinstance(prompt_path, str) and not Path(prompt_path).is_absolute():
-            spec.params["prompt_path"] = str(base_dir / prompt_path)
-        spec.scoped()  # fail at load time, not on the first run
+    with config_folder(base_dir or current_folder()):
+        specs: list[GraderSpec] | None = None
+        for _system, reader in _SHAPES.items() if system is None else [(system, _SHAPES[system])]:
+            specs = reader(block, key)
+            if specs is not None:
+                break
+        if specs is None:
+            specs = [_own_spec(block, key)]
+        for spec in specs:
+            spec.scoped()  # fail at load time, not on the first run
     return specs
 
 
