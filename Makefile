@@ -1,4 +1,7 @@
-.PHONY: test serve bench captures
+.PHONY: check test serve bench captures
+check:  ## lint, type-check and run the tests that start no process (about a minute; no root, no network)
+	./scripts/check
+
 test:  ## install what the tests need, then lint, type-check and run the whole suite
 	./scripts/test
 

@@ -13,6 +13,7 @@ The process is stopped (SIGTERM, then SIGKILL) at teardown if the test did not s
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import os
 import signal
@@ -21,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -216,3 +218,61 @@ def serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
             with contextlib.suppress(AssertionError):
                 process.stop(timeout=10)
         process.kill()
+
+
+# --- tiers: `make test` runs every test, `make check` those not marked `integration` ---------------------------
+
+PROCESS_MODULES = ("subprocess", "multiprocessing", "selenium.webdriver")  # what starts another process
+OWN_CODE = ("tests", "bench")  # the code read to find the tests that start one
+
+
+def _within(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == package or module.startswith(package + ".") for package in packages)
+
+
+def _module_of(value: object) -> str:
+    return value.__name__ if isinstance(value, types.ModuleType) else str(getattr(value, "__module__", None) or "")
+
+
+def _codes(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _codes(const)
+
+
+def starts_processes(value: object, seen: set[int]) -> bool:
+    """Whether a function or class of tests/ or bench/ uses `PROCESS_MODULES`, itself or through the functions,
+    classes and modules of tests/ and bench/ it names (a fixture, a CLI helper, `ServeProcess`...)."""
+    value = inspect.unwrap(getattr(value, "__func__", value))  # type: ignore[arg-type]
+    if id(value) in seen or not _within(_module_of(value), OWN_CODE):
+        return False
+    seen.add(id(value))
+    if isinstance(value, type):
+        members = (getattr(m, "fget", None) or getattr(m, "__func__", m) for m in vars(value).values())
+        return any(starts_processes(member, seen) for member in members)
+    if not isinstance(value, types.FunctionType):
+        return False
+    for code in _codes(value.__code__):
+        named = [value.__globals__[name] for name in code.co_names if name in value.__globals__]
+        named += [
+            getattr(module, name)
+            for module in named
+            if isinstance(module, types.ModuleType) and _within(module.__name__, OWN_CODE)
+            for name in code.co_names
+            if hasattr(module, name)
+        ]
+        if any(_within(_module_of(target), PROCESS_MODULES) or starts_processes(target, seen) for target in named):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark `integration` every test that starts another process (`otelgrade serve`, the CLI as a subprocess,
+    Prometheus, promtool, a browser), found by reading its code and its fixtures' (see `starts_processes`)."""
+    for item in items:
+        fixtures = getattr(item, "_fixtureinfo", None)
+        definitions = [d for ds in fixtures.name2fixturedefs.values() for d in ds] if fixtures else []
+        seen: set[int] = set()
+        if any(starts_processes(f, seen) for f in [getattr(item, "obj", None), *(d.func for d in definitions)]):
+            item.add_marker(pytest.mark.integration)
