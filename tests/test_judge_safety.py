@@ -58,9 +58,9 @@ def test_a_judge_that_repeats_the_api_key_does_not_put_it_in_any_grade(
     with urllib.request.urlopen(f"{server.metrics_url}/runs/{runs[0]}", timeout=5) as response:
         page = response.read().decode()
     assert server.stop() == 0
-    grades = {g["trace_id"]: g for g in server.grades()}
-    assert grades[runs[0]]["outcome"] == "fail" and "[redacted]" in grades[runs[0]]["rationale"]
-    assert grades[runs[1]]["outcome"] == "error" and "[redacted]" in grades[runs[1]]["rationale"]
+    # The two runs are judged concurrently: which one met the scripted 401 is up to the judge's scheduling.
+    outcomes = sorted((g["outcome"], "[redacted]" in g["rationale"]) for g in server.grades())
+    assert outcomes == [("error", True), ("fail", True)]
     for where, text in [("JSONL", server.grades_path.read_text()), ("/api/grades", api), ("run page", page)]:
         assert KEY not in text, f"the API key is in the {where}"
     assert KEY not in server.log()
