@@ -149,6 +149,17 @@ def test_an_unknown_prompt_placeholder_is_an_error(tmp_path):
     assert load_suite(tmp_path, grader="""{type: rubric, prompt: 'Answer like {"score": 1}: {submission}'}""") is None
 
 
+def test_per_turn_refuses_a_judge_when_the_config_loads(tmp_path):
+    """A judge in a turn, even inside `all_of`, is refused at load: before, it was accepted and then spent a paid
+    judge call on every run only to grade `error`."""
+    judge = "{type: rubric, prompt: 'Polite? {submission}'}"
+    turns = "[[{type: output_contains, values: hello}], [{type: all_of, graders: [" + judge + "]}]]"
+    error = load_suite(tmp_path, grader="{type: per_turn, turns: " + turns + "}")
+    assert error is not None and "per_turn takes code graders only" in error.message and "turns[1]" in error.message
+    code_only = "[[{type: output_contains, values: hello}], [{type: not, grader: {type: output_contains, values: bye}}]]"
+    assert load_suite(tmp_path, grader="{type: per_turn, turns: " + code_only + "}") is None
+
+
 def test_an_unknown_grader_type_suggests_the_closest_and_lists_plain_names_first(tmp_path):
     error = load_suite(tmp_path, grader="{type: tool_not_called, tools: [x]}")
     assert error is not None and error.path == "suites[0].graders[0].type"

@@ -7,13 +7,14 @@ is an `all_of`, its `turns:` a `per_turn`). Children may be judges: a combinator
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from pydantic import Field, SkipValidation
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import Grader, Verdict, at_threshold, grade_safely, grader, then
+from otelgrade.graders.base import Grader, Verdict, at_threshold, grade_safely, grader, innermost, is_judge, then
 from otelgrade.graders.extractors import split_turns
 from otelgrade.graders.specs import grader_specs
 from otelgrade.judges import DISABLED, JudgeClient
@@ -56,35 +57,56 @@ def disjunction(results: Sequence[tuple[str, GradeResult]]) -> GradeResult:
     return GradeResult.skipped("no check could be made", graders=detail)
 
 
-def _combined(graders: Sequence[Named], rule: Any) -> Grader:
-    def graded(trajectory: Trajectory) -> Verdict:
-        verdicts = [grade_safely(g, trajectory) for _, g in graders]
-        return then(verdicts, lambda results: rule(list(zip([n for n, _ in graders], results, strict=True))))
+@dataclass(frozen=True)
+class Combined:
+    """A grader made of graders: each child grades the run, then `rule` combines their results (by name)."""
 
-    return graded
+    children: tuple[Named, ...]
+    rule: Callable[[list[tuple[str, GradeResult]]], GradeResult]
+
+    def __call__(self, trajectory: Trajectory, /) -> Verdict:
+        verdicts = [grade_safely(g, trajectory) for _, g in self.children]
+        names = [n for n, _ in self.children]
+        return then(verdicts, lambda results: self.rule(list(zip(names, results, strict=True))))
+
+
+def asks_a_model(grader: Grader) -> bool:
+    """Whether the grader, or any grader it is made of, is a judge (which answers later, and costs a call)."""
+    inner = innermost(grader)
+    if isinstance(inner, Combined):
+        return any(asks_a_model(child) for _, child in inner.children)
+    return is_judge(inner)
 
 
 def all_of(graders: Sequence[Named]) -> Grader:
-    return _combined(graders, conjunction)
+    return Combined(tuple(graders), conjunction)
 
 
 def any_of(graders: Sequence[Named]) -> Grader:
-    return _combined(graders, disjunction)
+    return Combined(tuple(graders), disjunction)
 
 
 def negation(child: Grader) -> Grader:
-    def flip(results: list[GradeResult]) -> GradeResult:
-        r = results[0]
+    def flip(results: list[tuple[str, GradeResult]]) -> GradeResult:
+        r = results[0][1]
         if r.outcome not in ("pass", "fail"):
             return r
         return GradeResult.check(not r.passed, f"not ({r.rationale})", 1.0 - r.score if r.score is not None else None)
 
-    return lambda trajectory: then([grade_safely(child, trajectory)], flip)
+    return Combined((("", child),), flip)
 
 
 def per_turn(turns: Sequence[Sequence[Named]]) -> Grader:
     """Turn i of the run graded by turn i's graders (all must pass), stopping at the first turn that fails;
-    a turn without graders passes, and a turn the run does not have is an `error`."""
+    a turn without graders passes, and a turn the run does not have is an `error`. Its graders are code graders:
+    one that asks a model is refused when it is built (it would answer later, turn by turn unknown)."""
+    for i, checks in enumerate(turns):
+        for name, check in checks:
+            if asks_a_model(check):
+                raise ConfigError(
+                    f"per_turn takes code graders only, and turns[{i}] has judge {name!r}: a judge answers later, "
+                    "so the turn that failed would not be known; judge the whole run in a grader of its own"
+                )
 
     def graded(trajectory: Trajectory) -> GradeResult:
         run_turns = split_turns(trajectory)
@@ -96,8 +118,7 @@ def per_turn(turns: Sequence[Sequence[Named]]) -> Grader:
                 results.append((f"turn {i}", GradeResult.error(f"the run has {len(run_turns)} turn(s), no turn {i}")))
                 break
             verdict = all_of(checks)(run_turns[i])
-            if not isinstance(verdict, GradeResult):
-                raise ConfigError("per_turn takes code graders only: judges answer later, turn by turn is not known")
+            assert isinstance(verdict, GradeResult)  # code graders only, checked when built
             results.append((f"turn {i}", verdict))
             if not verdict.passed:
                 break
