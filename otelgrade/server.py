@@ -84,10 +84,17 @@ def _regrades(config: Config) -> bool:
     return any(suite.regrade for suite in config.suites)
 
 
+# Client libraries that log every request at INFO (one line per judge call): quiet unless asked for with DEBUG.
+_CHATTY = ("httpx", "httpx2", "httpcore", "openai")
+
+
 def _setup_logging() -> None:
     if not logging.getLogger().handlers:
         level = os.environ.get("OTELGRADE_LOG_LEVEL", "INFO").upper()
         logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+        if level != "DEBUG":
+            for name in _CHATTY:
+                logging.getLogger(name).setLevel(logging.WARNING)
 
 
 class Server:

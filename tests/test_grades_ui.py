@@ -311,6 +311,23 @@ def test_one_line_per_failing_run_rate_limited_and_a_summary(caplog: pytest.LogC
     ]
 
 
+def test_a_run_whose_judge_fails_after_its_code_graders_is_one_failing_run_in_the_summary(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A judge answers after the run's code graders were exported: the summary counts runs, not batches."""
+    caplog.set_level(logging.INFO, "otelgrade.runs")
+    clock = Clock()
+    runlog = RunLog(UiSettings(log_summary=60), clock)
+    runlog.write([grade(1, "fail"), grade(2, "pass")])
+    runlog.write([grade(1, "fail", grader="helpful")])  # run 1's judge, later
+    runlog.write([grade(2, "fail", grader="helpful")])  # run 2's judge, later
+    clock.now += 60
+    runlog.tick()
+    assert caplog.records[-1].getMessage() == (
+        "graded 2 run(s) in the last 60s (grades: 1 pass, 3 fail, 0 error, 0 skipped); 2 run(s) failed"
+    )
+
+
 def test_nothing_graded_means_no_summary_and_zero_turns_lines_off(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, "otelgrade.runs")
     clock = Clock()

@@ -64,6 +64,7 @@ def test_a_judge_that_repeats_the_api_key_does_not_put_it_in_any_grade(
     for where, text in [("JSONL", server.grades_path.read_text()), ("/api/grades", api), ("run page", page)]:
         assert KEY not in text, f"the API key is in the {where}"
     assert KEY not in server.log()
+    assert "HTTP Request:" not in server.log()  # the HTTP client's line per judge call is quiet unless DEBUG
 
 
 def test_a_judges_answer_is_kept_only_up_to_a_bound(fake: FakeOpenAI) -> None:

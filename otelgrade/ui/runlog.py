@@ -43,7 +43,7 @@ class RunLog:
         self._outcomes: Counter[str] = Counter()
         self._runs: set[tuple[str, str]] = set()
         self._more_runs = False  # runs past MAX_RUNS_COUNTED were graded since the last summary
-        self._failing_runs = 0
+        self._failing_runs: set[tuple[str, str]] = set()  # a run's judges answer after its code graders
         self._left_out = 0
 
     def write(self, grades: Sequence[Grade]) -> None:
@@ -56,7 +56,8 @@ class RunLog:
                     self._count(key, g)
                 if g.outcome == "fail":
                     failing.setdefault(key, []).append(g)
-            self._failing_runs += len(failing)
+            if summarised and len(self._failing_runs) < MAX_RUNS_COUNTED:
+                self._failing_runs.update(failing)
             for run in failing.values():
                 self._failing_run(run)
 
@@ -107,7 +108,7 @@ class RunLog:
             runs = f"at least {len(self._runs)}" if self._more_runs else f"{len(self._runs)}"
             line = f"graded {runs} run(s) in the last {now - self._since:.0f}s (grades: {counts})"
             if self._failing_runs:
-                line += f"; {self._failing_runs} run(s) failed"
+                line += f"; {len(self._failing_runs)} run(s) failed"
                 if self._left_out:
                     line += f", {self._left_out} of them not logged one by one (ui.log_failures)"
             self.log.info("%s", line)
@@ -116,7 +117,8 @@ class RunLog:
         self._outcomes.clear()
         self._runs.clear()
         self._more_runs = False
-        self._failing_runs = self._left_out = 0
+        self._failing_runs.clear()
+        self._left_out = 0
 
 
 def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None) -> str:
