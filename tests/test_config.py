@@ -156,7 +156,8 @@ def test_per_turn_refuses_a_judge_when_the_config_loads(tmp_path):
     turns = "[[{type: output_contains, values: hello}], [{type: all_of, graders: [" + judge + "]}]]"
     error = load_suite(tmp_path, grader="{type: per_turn, turns: " + turns + "}")
     assert error is not None and "per_turn takes code graders only" in error.message and "turns[1]" in error.message
-    code_only = "[[{type: output_contains, values: hello}], [{type: not, grader: {type: output_contains, values: bye}}]]"
+    negated = "{type: not, grader: {type: output_contains, values: bye}}"
+    code_only = "[[{type: output_contains, values: hello}], [" + negated + "]]"
     assert load_suite(tmp_path, grader="{type: per_turn, turns: " + code_only + "}") is None
 
 
