@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -30,6 +30,7 @@ from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Trajectory
 
 Export = Callable[[Sequence[Grade]], None]
+UNMATCHED_KINDS = 20  # distinct (service, agent, source) the report on unmatched runs tells apart
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Suite:
     accepts: Predicate
     graders: tuple[SuiteGrader, ...]
     regrade: bool = False  # grade its runs again when late spans reach them
+    match: tuple[tuple[str, Any], ...] = ()  # the `match` block the predicate was made from, to show a person
 
     @classmethod
     def build(
@@ -57,7 +59,12 @@ class Suite:
         regrade: bool = False,
     ) -> Suite:
         graders = tuple(SuiteGrader(spec, spec.scoped(judges)) for spec in specs)
-        return cls(name, match_filter(match), graders, regrade)
+        return cls(name, match_filter(match), graders, regrade, tuple(match.items()))
+
+    def described(self) -> str:
+        """`name {match}`, as a person would compare it with a run."""
+        shown = ", ".join(f"{key}: {value!r}" for key, value in self.match)
+        return f"{self.name} {{{shown}}}" if shown else f"{self.name} (every request)"
 
 
 class Grading:
@@ -85,6 +92,8 @@ class Grading:
         self.remember = remember  # traces whose re-graded suites' outcomes are kept, to count what a re-grade changed
         self._outcomes: OrderedDict[str, dict[GradeKey, tuple[Outcome, int]]] = OrderedDict()
         self._outcomes_lock = threading.Lock()
+        self._unmatched: Counter[tuple[str, str, str]] = Counter()  # (service, agent, source) since the last report
+        self._unmatched_lock = threading.Lock()
         self.install(suites, dialects)
 
     def install(self, suites: Sequence[Suite], dialects: Sequence[Dialect] | None = None) -> None:
@@ -116,11 +125,14 @@ class Grading:
         re-grade, the run not counted again). Grades that are ready are exported now; the others (judges) are
         exported when their future resolves, and returned for whoever wants to wait."""
         m = self.metrics
+        labels = m.run_labels(trajectory.service_name, trajectory.agent_name) if not again else ("", "")
         if not again:
-            m.runs.labels(*m.run_labels(trajectory.service_name, trajectory.agent_name)).inc()
+            m.runs.labels(*labels).inc()
         ready: list[Grade] = []
         pending: list[Future[Grade]] = []
         suites = [suite for suite in self.route(trajectory) if suite.regrade or not again]
+        if not suites and not again and trajectory.parent_span_id is None:
+            self._note_unmatched(labels, trajectory.source)
         if suites and self.on_run is not None:
             self.on_run(trajectory)
         environment = m.environment(trajectory.environment)
@@ -154,6 +166,28 @@ class Grading:
                 self.grade(without_span_ground_truth(trajectory, self.span_ground_truth), again=revision > 1)
         if last_seen is not None:
             self.metrics.grading_delay.observe(max(0.0, self.clock() - last_seen))
+
+    def _note_unmatched(self, labels: tuple[str, ...], source: str) -> None:
+        service, agent = labels
+        self.metrics.runs_unmatched.labels(service, agent).inc()
+        key = (service, agent, source)
+        with self._unmatched_lock:
+            if key in self._unmatched or len(self._unmatched) < UNMATCHED_KINDS:
+                self._unmatched[key] += 1
+
+    def unmatched_report(self) -> str | None:
+        """What the requests that matched no suite since the last report looked like, beside each suite's `match`
+        (None when every request matched one): the line that explains a silent suite."""
+        with self._unmatched_lock:
+            seen, self._unmatched = self._unmatched, Counter()
+        if not seen:
+            return None
+        runs = ", ".join(f"service={s} agent={a} source={src} ({n}x)" for (s, a, src), n in seen.most_common(3))
+        suites = "; ".join(suite.described() for suite in self.suites) or "none configured"
+        return (
+            f"{sum(seen.values())} request run(s) matched no suite, such as {runs}. The suites match: {suites}. "
+            "`otelgrade grade --config FILE TRACE` explains offline why a run matched none"
+        )
 
     def _count_reading(self, runs: Sequence[Trajectory]) -> None:
         """What the rebuild could not read: a trace with no run, spans no dialect understood (per scope, once per

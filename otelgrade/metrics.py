@@ -99,6 +99,12 @@ class Metrics:
         self.runs = Counter(
             "otelgrade_runs", "Agent runs rebuilt, by service and agent", ["service", "agent"], registry=r
         )
+        self.runs_unmatched = Counter(
+            "otelgrade_runs_unmatched",
+            "Request runs no suite's match accepted (not graded), by service and agent",
+            ["service", "agent"],
+            registry=r,
+        )
         self.traces_without_run = Counter(
             "otelgrade_traces_without_run",
             "Completed traces with no recognizable agent or model call (nothing to grade)",

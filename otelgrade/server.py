@@ -54,6 +54,7 @@ from otelgrade.receivers import Access, Receiver, receiver_types, split_address,
 from otelgrade.sinks import RecallingSink, RetryingSink
 from otelgrade.spool import Spool
 from otelgrade.ui import RunLog, RunStore, add_grade_pages
+from otelgrade.ui.runlog import printable
 
 log = logging.getLogger("otelgrade")
 
@@ -61,6 +62,7 @@ PROBES = frozenset({"/healthz", "/readyz"})
 TICK_SECONDS = 0.05  # the longest the loop's periodic work waits (memory, reload checks, the runs log)
 MIN_TICK_SECONDS = 0.005  # the shortest: traces that complete within it are collected together
 CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime and size are compared
+UNMATCHED_REPORT_SECONDS = 60.0  # how often the runs no suite matched are described in the log
 CONFIG_SETTLE_SECONDS = 10.0  # a config file still changing after this long is not read
 MARK_EVERY_SECONDS = 0.02  # with a spool: the most grading time between marks of graded runs
 MARK_RETRY_SECONDS = 1.0  # how often runs whose grades a sink holds to retry are checked, to be marked
@@ -310,6 +312,7 @@ class Server:
     async def _tick(self) -> None:
         next_config_check = self.clock() + CONFIG_CHECK_SECONDS
         next_mark_retry = self.clock()
+        next_unmatched_report = self.clock() + UNMATCHED_REPORT_SECONDS
         while True:
             await asyncio.sleep(self._until_next_tick())
             now = self.clock()
@@ -318,6 +321,10 @@ class Server:
                 next_mark_retry = now + MARK_RETRY_SECONDS
                 asyncio.get_running_loop().run_in_executor(self._grading, self._mark_graded, [])
             self.run_log.tick()
+            if now >= next_unmatched_report:
+                next_unmatched_report = now + UNMATCHED_REPORT_SECONDS
+                if line := self.grading.unmatched_report():
+                    log.warning("%s", printable(line))
             self._watch_memory()
             if now >= next_config_check:
                 next_config_check = now + CONFIG_CHECK_SECONDS

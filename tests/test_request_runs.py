@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otelgrade.config import load_config
+from otelgrade.config import load_config, parse_config
 from otelgrade.decode import decode_traces
 from otelgrade.export import Exporter
 from otelgrade.graders.base import build_grader, grade_safely
@@ -170,3 +170,23 @@ def verdict(grader: Any, run: Trajectory) -> str:
     result = grade_safely(grader, run)
     assert isinstance(result, GradeResult)
     return result.outcome
+
+
+def test_requests_no_suite_matched_are_counted_and_described_beside_each_suite_s_match() -> None:
+    """A suite whose match names no run the agents send is silent otherwise: the report says what the runs look
+    like beside what each suite matches (the server logs it once a minute)."""
+    metrics = Metrics()
+    safe = {"name": "safe", "type": "tools_not_called", "tools": ["delete_account"]}
+    config = parse_config({"suites": [{"name": "booking", "match": {"agent_name": "^booking"}, "graders": [safe]}]})
+    grading = Grading([Suite.build(s.name, s.match, s.graders) for s in config.suites], Exporter(metrics), metrics)
+    request = Trajectory(trace_id="1" * 32, span_id="1" * 16, service_name="travel-service", agent_name="travel_agent")
+    nested = request.model_copy(update={"span_id": "2" * 16, "parent_span_id": "1" * 16})
+    for run in (request, request, nested):
+        assert grading.grade(run) == ([], [])
+    value = metrics.registry.get_sample_value
+    labels = {"service": "travel-service", "agent": "travel_agent"}
+    assert value("otelgrade_runs_unmatched_total", labels) == 2  # the nested run is not a request
+    report = grading.unmatched_report()
+    assert report is not None and report.startswith("2 request run(s) matched no suite")
+    assert "service=travel-service agent=travel_agent" in report and "booking {agent_name: '^booking'}" in report
+    assert grading.unmatched_report() is None  # said once; nothing new since
