@@ -8,16 +8,19 @@ graders that need content, every such grade is `skipped` with the reason, counte
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from otelgrade.config import load_config, parse_config
 from otelgrade.export import Exporter
+from otelgrade.graders.base import grader
 from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
 from otelgrade.offline import read_inputs
-from otelgrade.results import Grade
+from otelgrade.results import Grade, GradeResult
+from otelgrade.trajectory import Trajectory
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 DEFAULTS = sorted(p for p in FRAMEWORKS.glob("*-default/*") if p.is_dir() and p.name != "dump")
@@ -75,3 +78,20 @@ def test_the_same_graders_judge_when_content_is_captured() -> None:
     doc = {"suites": [{"name": "s", "graders": [{"name": "completed", "type": "task_completed"}]}]}
     (completed,) = grade(doc, folder)[0]
     assert completed.outcome == "pass"
+
+
+@grader("test.says_booked")
+def says_booked() -> Callable[[Trajectory], GradeResult]:
+    """A plugin grader that reads the answer without declaring `reads=` (as a plugin author may forget to)."""
+    return lambda run: GradeResult.check("booked" in (run.output or "").lower(), "the answer says booked")
+
+
+def test_a_grader_that_reads_what_the_trace_lacks_is_skipped_without_declaring_it() -> None:
+    """Before, a grader that read `output` without `reads=("output",)` failed every content-off run."""
+    grades, _ = grade(
+        {"suites": [{"name": "s", "graders": [{"type": "test.says_booked"}]}]},
+        FRAMEWORKS / "openai-v2-default" / "happy",
+    )
+    assert [(g.outcome, g.rationale) for g in grades] == [
+        ("skipped", "content not captured: the trace carries no output")
+    ]
