@@ -22,7 +22,9 @@ from otelgrade.export import Exporter
 from otelgrade.graders.base import build_grader, grade_safely
 from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
+from otelgrade.rebuild.unread import would_hold
 from otelgrade.results import GradeResult
+from otelgrade.spans import Span
 from otelgrade.trajectory import Trajectory
 from tests.test_rebuild_fixtures import find_run, rebuild_folder, scenarios
 
@@ -190,3 +192,14 @@ def test_requests_no_suite_matched_are_counted_and_described_beside_each_suite_s
     assert report is not None and report.startswith("2 request run(s) matched no suite")
     assert "service=travel-service agent=travel_agent" in report and "booking {agent_name: '^booking'}" in report
     assert grading.unmatched_report() is None  # said once; nothing new since
+
+
+def test_what_a_span_no_dialect_read_would_have_held_follows_its_marks() -> None:
+    def marked(**attributes: Any) -> list[str]:
+        return sorted(would_hold(Span("a" * 32, "b" * 16, None, "x", 0, 1, 2, 0, "", dict(attributes), [], {})))
+
+    assert marked(**{"mlflow.spanType": '"TOOL"'}) == ["tool_arguments", "tool_calls", "tool_results"]
+    assert marked(**{"gen_ai.request.model": "gpt-4o"}) == ["llm_calls", "messages", "output"]
+    assert marked(**{"openinference.span.kind": "RETRIEVER", "llm.model_name": "x"}) == []  # holds no call
+    assert marked(**{"gen_ai.operation.name": "execute_task"}) == []  # a framework's step
+    assert marked(**{"http.method": "POST"}) == []

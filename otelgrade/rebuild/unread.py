@@ -79,7 +79,7 @@ def _kind(attributes: dict[str, Any]) -> str:
     for key in _KIND_KEYS:
         value = attributes.get(key)
         if isinstance(value, str) and value:
-            return value.lower()
+            return value.strip('"').lower()  # MLflow writes its span type JSON-encoded ("\"LLM\"")
     return ""
 
 
