@@ -164,7 +164,9 @@ def test_replay_keeps_the_liveness_probe_answering_and_readiness_false_until_don
     answered_while_replaying = [took for ready, took in answers if ready == 503]
     slowest = max(took for _, took in answers)
     figures = f"{len(answered_while_replaying)} answer(s) while not ready, the slowest in {slowest:.2f}s"
-    assert len(answered_while_replaying) >= 3 and slowest < 0.5, figures
+    # How many probes fit in the replay depends on the machine's load (the replay thread shares the interpreter);
+    # before, the loop replayed before it answered anything, so none did.
+    assert answered_while_replaying and slowest < 0.5, figures
 
 
 def probe(url: str) -> int:
