@@ -193,7 +193,7 @@ def _handoffs(
     members_ids = {m.root.span_id for m in members}
     for receiver, giver in handed.items():
         to, by = built[receiver].agent_name, built[giver].agent_name
-        if receiver in members_ids and not any(h.to_agent == to and h.from_agent == by for h in out):
+        if receiver in members_ids and to != by and not any(h.to_agent == to and h.from_agent == by for h in out):
             out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver))
     return out
 

@@ -68,17 +68,21 @@ Notes = dict[str, str]
 def find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> list[Run]:
     """Every agent's own runs, in the order of the rules above."""
     agents = set()
+    placeholders: dict[str, RunFacts] = {}
     for sid, c in classified.items():
         if isinstance(c.facts, RunFacts):
             if _empty(tree, sid, c.facts):
                 notes[sid] = "an agent span with nothing under it: a framework's placeholder, not a run"
+                placeholders[sid] = c.facts
             else:
                 agents.add(sid)
+    llm_ids = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts)}
+    invoked = _marked_by_placeholders(tree, classified, placeholders, agents, llm_ids)
+    agents.update(invoked)
     roots = _agent_roots(tree, classified, agents)
     for sid in agents.difference(roots):
         notes[sid] = "an agent span that only wraps other agent spans: not a run of its own"
-    runs = [Run(tree.spans[r], [r], _run_facts(classified, r)) for r in roots]
-    llm_ids = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts)}
+    runs = [Run(tree.spans[r], [r], invoked.get(r) or _run_facts(classified, r)) for r in roots]
     holding_llm = tree.holding(llm_ids, stop=agents)
     for sid, c in classified.items():
         if isinstance(c.facts, ToolFacts) and sid in holding_llm:
@@ -100,6 +104,27 @@ def find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> li
     # Spans that look like an agent's work, none read as such (an empty agent span, a tool of no convention): the
     # trace root is a run that lacks what they would hold, so no grader passes it on what was not read.
     return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False, unread=marked)]
+
+
+def _marked_by_placeholders(
+    tree: Tree,
+    classified: dict[str, Classified],
+    placeholders: dict[str, RunFacts],
+    agents: set[str],
+    llm_ids: set[str],
+) -> dict[str, RunFacts]:
+    """Spans an empty agent span marks as its agent's invocation: its parent, when the parent is no agent span and
+    holds model calls (Traceloop's LangGraph hook records each graph's invocation as an empty `invoke_agent`
+    beside the task spans that do its work)."""
+    if not placeholders:
+        return {}
+    holding = tree.holding(llm_ids, stop=agents)
+    marked: dict[str, RunFacts] = {}
+    for sid, facts in placeholders.items():
+        parent = tree.parent.get(sid)
+        if parent is not None and parent not in classified and parent in holding and facts.agent_name:
+            marked.setdefault(parent, RunFacts(agent_name=facts.agent_name))
+    return marked
 
 
 def _agent_roots(tree: Tree, classified: dict[str, Classified], agents: set[str]) -> list[str]:
