@@ -62,6 +62,7 @@ class ChainFacts:
     a trace, each topmost one that holds work is a run. `why` says why a span that looks like more is one."""
 
     why: str = ""
+    input: str | None = None  # the request it was given, where the span records one (a graph node's input)
 
 
 Facts = RunFacts | LLMFacts | ToolFacts | ChainFacts

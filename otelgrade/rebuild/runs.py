@@ -267,7 +267,11 @@ def build(
 
     first_input = steps[0].facts.input_messages if steps else []
     request = (
-        run.facts.input or msg.last_user_text(first_input) or msg.last_user_text(messages) or run.facts.fallback_input
+        run.facts.input
+        or msg.last_user_text(first_input)
+        or msg.last_user_text(messages)
+        or run.facts.fallback_input
+        or _step_input(classified, region)
     )
     status, error = _status(span)
     output = run.facts.output if run.facts.output is not None else answer
@@ -324,6 +328,16 @@ def build(
         lacks=_lacks(run, steps, tools, request, messages, unread),
         unread=describe(unread),
     )
+
+
+def _step_input(classified: dict[str, Classified], region: list[str]) -> str | None:
+    """The request the run's first step that records one was given (a graph node's input, with content capture
+    off everywhere else)."""
+    for sid in region:
+        found = classified.get(sid)
+        if found is not None and isinstance(found.facts, ChainFacts) and found.facts.input:
+            return found.facts.input
+    return None
 
 
 def _call_duration(step: Step, recorded: set[int]) -> float | None:

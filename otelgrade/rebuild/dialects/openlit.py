@@ -65,7 +65,8 @@ def agent_or_step(span: Span) -> Facts:
     library = span.scope.removeprefix(SCOPE)
     name = text(span.attributes.get("gen_ai.agent.name"))
     if library == "langgraph":
-        return ChainFacts(f"LangGraph node `{name}` (OpenLIT names every node invoke_agent): a step of its run")
+        said = msg.last_user_text(genai.from_genai(msg.as_list(span.attributes.get("gen_ai.input.messages"))))
+        return ChainFacts(f"LangGraph node `{name}` (OpenLIT names every node invoke_agent): a step of its run", said)
     if library == "langchain" and name == _REACT_MODEL_NODE:
         return ChainFacts("the model node of a LangGraph ReAct agent: a step of its run, not an agent")
     return genai.agent(span)
