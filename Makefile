@@ -8,9 +8,9 @@ test:  ## install what the tests need, then lint, type-check and run the whole s
 serve:  ## run the service on the embedded default config
 	python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/otelgrade serve
 
-bench:  ## end-to-end throughput against the decode floor (prints a table; see bench/run.py)
-	.venv/bin/python -m bench.run
+bench:  ## end-to-end throughput against the decode floor (prints a table; see bench/run.py; after make check or test)
+	.venv-test/bin/python -m bench.run
 
 captures:  ## re-capture every framework (builds each one's pinned environment), then regenerate the README table
-	.venv/bin/python tests/capture/harness.py --all
-	.venv/bin/python tests/capture/compat_table.py
+	.venv-test/bin/python tests/capture/harness.py --all
+	.venv-test/bin/python tests/capture/compat_table.py

@@ -16,7 +16,7 @@ def _table(readme: str) -> str:
 def test_readme_table_is_generated_from_the_captures() -> None:
     readme = compat_table.README.read_text()
     assert compat_table.update(readme, compat_table.render()) == readme, (
-        "README.md's compatibility table is out of date: run .venv/bin/python tests/capture/compat_table.py"
+        "README.md's compatibility table is out of date: run .venv-test/bin/python tests/capture/compat_table.py"
     )
 
 

@@ -8,7 +8,7 @@ ids of any length), then damaged: a field replaced by any JSON value, bytes flip
 gzip on top. The inputs that once broke the receive path are kept in tests/fuzz_corpus/ and replayed.
 
 The default budget keeps the whole file well under a minute. A longer run:
-    OTELGRADE_FUZZ_EXAMPLES=20000 .venv/bin/pytest -p no:cacheprovider tests/test_fuzz.py
+    OTELGRADE_FUZZ_EXAMPLES=20000 .venv-test/bin/pytest -p no:cacheprovider tests/test_fuzz.py
 (the number is the examples per decode property; the receiver properties get a quarter of it).
 """
 

@@ -96,7 +96,7 @@ def load(folder: Path, fixtures: Path) -> Capture:
     versions = ", ".join(f"{name} {pinned[_normalize(name)]}" for name in packages)
     expected = fixtures / source / "expected.json"
     if not expected.exists():
-        raise TableError(f"{expected}: no capture yet; run .venv/bin/python tests/capture/harness.py {source}")
+        raise TableError(f"{expected}: no capture yet; run .venv-test/bin/python tests/capture/harness.py {source}")
     scenarios = json.loads(expected.read_text())["scenarios"]
     runs = [run for scenario in scenarios.values() for run in scenario["runs"]]
     lacks = sorted({part for run in runs for part in run.get("lacks", [])})
