@@ -100,9 +100,8 @@ class Trajectory(BaseModel):
 
     def one_witness(self, call: ToolCall) -> Witness | None:
         """The one witness that shows a call of this run, when only one does and the run shows the model's
-        requests at all (with content capture off, executions are all there is). A transfer is shown by the
-        agent it hands to, not by a result."""
-        if len(call.witnesses) != 1 or call.name.startswith(("transfer_to", "transfer_back_to")):
+        requests at all (with content capture off, executions are all there is)."""
+        if len(call.witnesses) != 1:
             return None
         if not any("request" in c.witnesses for c in self.tool_calls):
             return None

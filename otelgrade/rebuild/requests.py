@@ -50,8 +50,16 @@ def requests(
             if own.span_id != request.span_id:
                 if own.parent_span_id is None or run.root.span_id in handed:
                     own.parent_span_id = request.span_id
+                _transfers_executed(own)
                 out.append(own)
     return out
+
+
+def _transfers_executed(run: Trajectory) -> None:
+    """An agent's transfer calls in a request of several agents were carried out: another agent took over."""
+    for call in run.tool_calls:
+        if is_transfer(call.name) and "execution" not in call.witnesses:
+            call.witnesses = [*call.witnesses, "execution"]
 
 
 def _alone(run: Trajectory) -> Trajectory:

@@ -172,19 +172,9 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     """Model calls with no agent or chain span: one run per conversation. With one conversation the trace's
     root stands for the run; with several, each run is the largest subtree holding its calls alone (the first
     call itself when they share a parent), with the tool spans beside them that started during it."""
-    wrappers = tree.holding(llm_ids)
-    calls = sorted(
-        (sid for sid in llm_ids if sid not in wrappers),
-        key=lambda sid: (tree.spans[sid].start_ns, len(_llm_facts(classified, sid).input_messages), tree.order[sid]),
-    )
-    wrapper_of = tree.nearest(wrappers & llm_ids)
-
-    def said(sid: str) -> LLMFacts:  # what the call's request said, from its wrapper when the client span is bare
-        facts = _llm_facts(classified, sid)
-        outer = wrapper_of.get(sid)
-        return _llm_facts(classified, outer) if outer and not facts.input_messages else facts
-
-    groups = split_conversations([(sid, said(sid)) for sid in calls])
+    said = {sid: f for sid, (f, _) in innermost_calls(tree, {s: _llm_facts(classified, s) for s in llm_ids}).items()}
+    calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
+    groups = split_conversations([(sid, said[sid]) for sid in calls])
     if len(groups) <= 1:
         return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
     below = tree.owners({sid: g for g, ids in enumerate(groups) for sid in ids})
@@ -209,6 +199,24 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
             run.root = dataclasses.replace(run.root, end_ns=last, status_code=0, status_message="", events=[])
             notes.setdefault(run.root.span_id, "a model call that starts a conversation: the root of its run")
     return runs
+
+
+def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[LLMFacts, bool]]:
+    """The model calls among LLM spans (`found`, in tree order), each with whether it failed: a wrapper span and
+    the client span of the same call are one call, the innermost, with its wrapper's record of the exchange when
+    the client span shows none, and failed when either span did."""
+    wrappers = tree.holding(found.keys())
+    wrapper_of = tree.nearest(wrappers & found.keys())
+    calls = {}
+    for sid, facts in found.items():
+        if sid in wrappers:
+            continue
+        outer_id = wrapper_of.get(sid)
+        outer = found.get(outer_id or "")
+        bare = not (facts.input_messages or facts.output_messages)
+        failed = is_error(tree.spans[sid]) or (outer_id is not None and is_error(tree.spans[outer_id]))
+        calls[sid] = (outer if outer is not None and bare and outer.input_messages else facts, failed)
+    return calls
 
 
 def _llm_facts(classified: dict[str, Classified], span_id: str) -> LLMFacts:
@@ -388,20 +396,11 @@ def _steps(
     """The run's model calls, in order. A wrapper span and the client span of the same call are one call
     (the innermost counts); while the run captures content, an LLM span that shows no exchange at all
     (no messages, usage, response or failure) made no call (a framework's preparation step)."""
-    found = [(tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)]
-    ids = {span.span_id for span, _ in found}
-    wrappers = tree.holding(ids)
-    wrapper_of = tree.nearest(wrappers & ids)
-    facts_of = {span.span_id: f for span, f in found}
-    inner = []
-    for span, f in found:
-        if span.span_id in wrappers:
-            notes[span.span_id] = "wraps the model call of a span below it: one LLM call, counted there"
-            continue
-        outer = facts_of.get(wrapper_of.get(span.span_id, ""))
-        if outer is not None and not (f.input_messages or f.output_messages) and outer.input_messages:
-            f = outer  # the client span of the call shows no content; its wrapper recorded the exchange
-        inner.append((span, f))
+    found = {s: c.facts for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)}
+    called = innermost_calls(tree, found)
+    for wrapper in found.keys() - called.keys():
+        notes[wrapper] = "wraps the model call of a span below it: one LLM call, counted there"
+    inner = [(tree.spans[sid], f) for sid, (f, _) in called.items()]
     content = any(f.input_messages or f.output_messages for _, f in inner)
     calls = []
     for span, f in inner:
@@ -419,8 +418,7 @@ def _steps(
             span,
             facts,
             requested_calls(facts.output_messages),
-            failed=id(facts) not in recorded_ids
-            and (is_error(span) or (span.span_id in wrapper_of and is_error(tree.spans[wrapper_of[span.span_id]]))),
+            failed=id(facts) not in recorded_ids and called[span.span_id][1],
         )
         for i, (span, facts) in enumerate(calls, start=1)
     ]

@@ -17,7 +17,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from client import Scenario, failure, text, tool, tools
+from client import Scenario
+from scenarios import STANDARD
 
 SYSTEM = "You are a travel assistant."
 
@@ -68,46 +69,8 @@ def lookup(key: str) -> str:
 FUNCTIONS: dict[str, Callable[..., str]] = {
     f.__name__: f for f in (search_flights, book_flight, charge_card, get_weather, delete_account, lookup)
 }
-SEVEN = [tool("lookup", {"key": f"k{i}"}) for i in range(1, 8)]
-SCENARIOS: dict[str, tuple[list[str], list[dict[str, Any]]]] = {
-    "happy": (
-        ["Book me the cheapest flight from SFO to JFK tomorrow."],
-        [
-            tool("search_flights", {"origin": "SFO", "destination": "JFK"}),
-            tool("book_flight", {"flight_id": "UA123"}),
-            text("Your flight UA123 is booked. Confirmation: ABC123456"),
-        ],
-    ),
-    "forbidden": (
-        ["Please close my account, user 42."],
-        [tool("delete_account", {"user_id": "42"}), text("Your account has been deleted.")],
-    ),
-    "tool_error": (
-        ["Charge my card 120 dollars for the upgrade."],
-        [tool("charge_card", {"amount": 120}), text("Sorry, your card was declined. Please try another card.")],
-    ),
-    "many_calls": (["Look up keys k1 to k7 and summarise them."], [*SEVEN, text("All seven keys were found.")]),
-    "parallel": (
-        ["What's the weather in Paris and Tokyo?"],
-        [
-            tools(("get_weather", {"city": "Paris"}), ("get_weather", {"city": "Tokyo"})),
-            text("Paris: 12C and rain. Tokyo: 18C and sunny."),
-        ],
-    ),
-    "agent_error": (
-        ["Book me a flight to Mars."],
-        [tool("search_flights", {"origin": "SFO", "destination": "MARS"}), failure(500, "model backend unavailable")],
-    ),
-    "two_requests": (
-        ["Weather in Paris?", "When does order 7 ship?"],
-        [
-            tool("get_weather", {"city": "Paris"}),
-            text("It is 12C and raining in Paris."),
-            tool("lookup", {"key": "order-7"}),
-            text("Order 7 ships on Monday."),
-        ],
-    ),
-}
+# The standard scenarios; the two-run one is two requests in one trace here (a loop the application wrote).
+SCENARIOS = {**{k: v for k, v in STANDARD.items() if k != "two_runs"}, "two_requests": STANDARD["two_runs"]}
 
 
 def serve(s: Scenario, chat: Chat, request: str, functions: dict[str, Callable[..., str]], lacks: list[str]) -> None:
