@@ -93,6 +93,9 @@ def _check_config(path: str) -> int:
     config = load_config(path)
     graders = sum(len(s.graders) for s in config.suites)
     print(f"{path}: ok ({len(config.suites)} suite(s), {graders} grader(s))")
+    for suite in config.suites:
+        for spec in suite.graders:
+            print(f"  {suite.name}/{spec.name}  {spec.type}  version {spec.version}")
     return EXIT_OK
 
 

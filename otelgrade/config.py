@@ -20,6 +20,7 @@ from rapidfuzz.distance import OSA
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders import GraderSpec, grader_specs, native_suites
+from otelgrade.graders.versions import grader_version
 from otelgrade.patterns import Pattern, PatternError, configured
 from otelgrade.receivers import receiver_types
 from otelgrade.route import FIELDS
@@ -221,6 +222,9 @@ def _parse_config(doc: Any, source: str) -> Config:
     if not isinstance(raw_suites, list):
         raise ConfigError("must be a list of suites", "suites")
     suites = [_parse_suite(s, f"suites[{i}]", base_dir) for i, s in enumerate(raw_suites)]
+    for suite in suites:
+        for spec in suite.graders:
+            spec.version = grader_version(spec, settings["judge"])
     names = [s.name for s in suites]
     for name in sorted({n for n in names if names.count(n) > 1}):
         raise ConfigError(f"suite name {name!r} is used twice; suite names label metrics and must be unique", "suites")

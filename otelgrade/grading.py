@@ -19,6 +19,7 @@ from typing import Any
 from otelgrade.graders import GraderSpec
 from otelgrade.graders.base import is_judge
 from otelgrade.graders.scope import Scoped
+from otelgrade.graders.versions import grader_version
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.metrics import Metrics
 from otelgrade.patterns import TRACE_BUDGET_SECONDS, budget
@@ -58,6 +59,8 @@ class Suite:
         judges: JudgeClient = DISABLED,
         regrade: bool = False,
     ) -> Suite:
+        for spec in specs:
+            spec.version = spec.version or grader_version(spec)
         graders = tuple(SuiteGrader(spec, spec.scoped(judges)) for spec in specs)
         return cls(name, match_filter(match), graders, regrade, tuple(match.items()))
 
@@ -102,9 +105,11 @@ class Grading:
         environment `unknown` (new environments' series are started by the exporter)."""
         m = self.metrics
         unset = m.environment(None)
+        m.grader_versions.clear()
         for suite in suites:
             m.runs_graded.labels(suite.name, unset)
             for g in suite.graders:
+                m.grader_versions.labels(suite.name, g.spec.name, g.spec.version).set(1)
                 for outcome in OUTCOMES:
                     m.grades.labels(suite.name, g.spec.name, outcome, unset)
                 if is_judge(g.grade.grader):
@@ -244,6 +249,7 @@ class Grading:
             metadata=dict(result.metadata),
             scope=spec.scope,
             call_span_id=call_span,
+            version=spec.version,
         )
         if suite.regrade:
             self._revise(grade)

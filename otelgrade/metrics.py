@@ -157,6 +157,13 @@ class Metrics:
             ["suite", "grader", "change"],
             registry=r,
         )
+        self.grader_versions = Gauge(
+            "otelgrade_grader_version_info",
+            "1 for each configured grader, labelled with its version (a hash of its effective config): a new value "
+            "marks when the grader changed",
+            ["suite", "grader", "version"],
+            registry=r,
+        )
         self.grader_errors = Counter(
             "otelgrade_grader_exceptions", "Graders that raised (graded as error)", ["suite", "grader"], registry=r
         )

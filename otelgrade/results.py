@@ -83,6 +83,7 @@ class Grade:
     scope: Scope = "run"
     call_span_id: str | None = None  # the graded call's span (scope tool_call / llm_call); span_id is the run's
     revision: int = 1  # 2 and up: the run graded again after late spans arrived; supersedes the lower revisions
+    version: str = ""  # the grader's version: a short hash of its effective config (`graders.versions`)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

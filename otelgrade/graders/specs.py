@@ -35,6 +35,7 @@ class GraderSpec:
     where: dict[str, Any] = field(default_factory=dict)
     sample: SampleRates | None = None  # the suite's `sample`, for its judges that set none of their own
     base_dir: Path | None = field(default_factory=current_folder)  # relative file paths start here (`paths`)
+    version: str = ""  # a hash of the effective config (`graders.versions`), set once the config is read
 
     def __post_init__(self) -> None:
         t = self.threshold

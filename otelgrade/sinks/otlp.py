@@ -58,6 +58,8 @@ def evaluation_event(grade: Grade) -> dict[str, Any]:
         attrs["otelgrade.scope"] = grade.scope
     if grade.call_span_id:
         attrs["otelgrade.call.span_id"] = grade.call_span_id
+    if grade.version:
+        attrs["otelgrade.grader.version"] = grade.version
     if grade.revision > 1:  # supersedes the same grade's lower revisions (the run was re-graded on late spans)
         attrs["otelgrade.revision"] = grade.revision
     if grade.outcome == "error":
