@@ -164,6 +164,14 @@ class Metrics:
             ["suite", "grader", "version"],
             registry=r,
         )
+        self.archive_traces = Counter(
+            "otelgrade_archive_traces",
+            "The traffic archive: traces written, failing runs missed (their verdict came after their trace left the "
+            "hold), files deleted to stay within max_bytes and max_age",
+            ["result"],
+            registry=r,
+        )
+        self.archive_bytes = Gauge("otelgrade_archive_bytes", "Bytes in the traffic archive's files", registry=r)
         self.grader_errors = Counter(
             "otelgrade_grader_exceptions", "Graders that raised (graded as error)", ["suite", "grader"], registry=r
         )

@@ -8,7 +8,9 @@ files given are grouped by trace id, then each trace is rebuilt once.
 from __future__ import annotations
 
 import json
+import logging
 import re
+import zlib
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,7 +26,10 @@ from otelgrade.rebuild.dialect import Dialect
 from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Trajectory
 
-_SUFFIXES = (".pb", ".json", ".jsonl")
+log = logging.getLogger("otelgrade")
+
+_PLAIN_SUFFIXES = (".pb", ".json", ".jsonl")
+_SUFFIXES = (*_PLAIN_SUFFIXES, *(suffix + ".gz" for suffix in _PLAIN_SUFFIXES))
 _TRAJECTORY_KEYS = ("trace_id", "span_id")
 _JSON_KINDS = (
     "OTLP JSON (resourceSpans/resourceLogs), trajectory JSON or the OpenTelemetry SDK's console exporter output"
@@ -50,7 +55,10 @@ class _Collected:
 
 
 def read_inputs(
-    paths: Sequence[str | Path], dialects: Sequence[Dialect] = (), span_ground_truth: bool = True
+    paths: Sequence[str | Path],
+    dialects: Sequence[Dialect] = (),
+    span_ground_truth: bool = True,
+    modified_after: float | None = None,
 ) -> Iterator[Trajectory]:
     """Files or directories: OTLP protobuf `*.pb` (ExportTraceServiceRequest), `*.logs.pb`
     (ExportLogsServiceRequest), OTLP JSON `*.json`/`*.jsonl` (traces or logs, one request per file
@@ -59,9 +67,10 @@ def read_inputs(
     all files given are grouped by trace id before rebuilding (a trace is split over many files).
     Also what the Python SDK's ConsoleSpanExporter and ConsoleLogRecordExporter print (JSON objects one after
     another, ids as 0x-hex). Without `span_ground_truth`, runs rebuilt from spans drop the ground truth their spans
-    set (`rebuild.ground_truth_from_spans`). Raises otelgrade.errors.InputError naming the file for unreadable
-    input."""
-    collected = _collect(paths)
+    set (`rebuild.ground_truth_from_spans`). Any of these gzip-compressed (`*.pb.gz`, ...: the traffic archive's
+    files) is read too. `modified_after` (a Unix time) skips the files in directories last written before it.
+    Raises otelgrade.errors.InputError naming the file for unreadable input."""
+    collected = _collect(paths, modified_after)
     yield from collected.trajectories
     for trace_id, spans in collected.spans.items():
         for trajectory in rebuild(spans, collected.logs.get(trace_id, ()), dialects):
@@ -74,19 +83,20 @@ def read_spans(paths: Sequence[str | Path]) -> dict[str, tuple[list[AnySpan], li
     return {trace_id: (spans, collected.logs.get(trace_id, [])) for trace_id, spans in collected.spans.items()}
 
 
-def _collect(paths: Sequence[str | Path]) -> _Collected:
+def _collect(paths: Sequence[str | Path], modified_after: float | None = None) -> _Collected:
     collected = _Collected()
-    for path, explicit in _files(paths):
+    for path, explicit in _files(paths, modified_after):
         _read_file(path, explicit, collected)
     return collected
 
 
-def _files(paths: Sequence[str | Path]) -> Iterator[tuple[Path, bool]]:
+def _files(paths: Sequence[str | Path], modified_after: float | None = None) -> Iterator[tuple[Path, bool]]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             for child in sorted(path.rglob("*")):
-                if child.is_file() and child.name.endswith(_SUFFIXES):
+                wanted = child.is_file() and child.name.endswith(_SUFFIXES)
+                if wanted and (modified_after is None or child.stat().st_mtime >= modified_after):
                     yield child, False
         elif path.is_file():
             yield path, True
@@ -99,10 +109,31 @@ def _read_file(path: Path, explicit: bool, out: _Collected) -> None:
         body = path.read_bytes()
     except OSError as exc:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    if path.suffix == ".pb" or (explicit and path.suffix not in (".json", ".jsonl") and not _looks_like_json(body)):
-        _read_protobuf(path, body, out)
+    name = path
+    if path.suffix == ".gz" or body[:2] == b"\x1f\x8b":
+        body, name = _gunzip(path, body), path.with_suffix("") if path.suffix == ".gz" else path
+    if name.suffix == ".pb" or (explicit and name.suffix not in (".json", ".jsonl") and not _looks_like_json(body)):
+        _read_protobuf(name, body, out)
     else:
-        _read_json(path, body, explicit, out)
+        _read_json(name, body, explicit, out)
+
+
+def _gunzip(path: Path, body: bytes) -> bytes:
+    """A gzip file's content, every member of it (the archive appends one per trace). A last member cut short (the
+    writer stopped mid-write) is left out, with a warning."""
+    parts: list[bytes] = []
+    while body:
+        member = zlib.decompressobj(wbits=31)
+        try:
+            parts.append(member.decompress(body))
+        except zlib.error as exc:
+            raise InputError(f"{path}: damaged gzip data after {sum(map(len, parts))} bytes: {exc}") from exc
+        if not member.eof:
+            parts.pop()
+            log.warning("%s: the last gzip member is cut short (a write stopped midway); read what precedes it", path)
+            break
+        body = member.unused_data
+    return b"".join(parts)
 
 
 def _read_protobuf(path: Path, body: bytes, out: _Collected) -> None:

@@ -51,7 +51,7 @@ from otelgrade.metrics import Metrics
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
-from otelgrade.sinks import RecallingSink, RetryingSink
+from otelgrade.sinks import RecallingSink, RetryingSink, TraceSink
 from otelgrade.spool import Spool
 from otelgrade.ui import RunLog, RunStore, add_grade_pages
 from otelgrade.ui.runlog import printable
@@ -137,6 +137,7 @@ class Server:
         self.run_log = RunLog(config.ui, clock)
         sinks = [sink.build(self.metrics) for sink in config.sinks]
         self._retrying_sinks = [sink for sink in sinks if isinstance(sink, RetryingSink)]
+        self._trace_sinks = [sink for sink in sinks if isinstance(sink, TraceSink)]
         self._unwritten_runs: set[str] = set()  # graded, not marked: a sink holds some of their grades to retry
         self.exporter = Exporter(self.metrics, [*sinks, self.runs, self.run_log])
         self._judges: JudgeRunner | None = None  # started on the loop, in serve()
@@ -397,6 +398,8 @@ class Server:
                 self._ungraded += len(completed) - done  # shutdown's time is spent; unmarked, a spool keeps them
                 break
             if trace.spans:  # else: log records whose spans never came, nothing to rebuild
+                for sink in self._trace_sinks:
+                    sink.keep_trace(trace.trace_id, trace.spans, trace.logs)
                 try:
                     grading.grade_trace(trace.spans, trace.logs, trace.last_seen, trace.revision)
                 except Exception:

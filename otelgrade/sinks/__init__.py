@@ -22,6 +22,7 @@ from otelgrade.errors import ConfigError, closest
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
 from otelgrade.settings import Strict
+from otelgrade.spans import AnySpan, LogEvent
 
 
 class Sink(Protocol):
@@ -50,6 +51,15 @@ class RetryingSink(Sink, Protocol):
 
     def unwritten(self) -> set[str]:
         """The trace ids of runs some of whose grades this sink took but has not written yet."""
+        ...
+
+
+@runtime_checkable
+class TraceSink(Sink, Protocol):
+    """A sink that also keeps the received spans of the traces it sees graded (the traffic archive)."""
+
+    def keep_trace(self, trace_id: str, spans: Sequence[AnySpan], logs: Sequence[LogEvent]) -> None:
+        """A completed trace about to be graded (again, with its late spans, on a re-grade)."""
         ...
 
 
@@ -106,4 +116,13 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 
-__all__ = ["RecallingSink", "RetryingSink", "Sink", "SinkSettings", "read_sink", "sink_type", "sink_types"]
+__all__ = [
+    "RecallingSink",
+    "RetryingSink",
+    "Sink",
+    "SinkSettings",
+    "TraceSink",
+    "read_sink",
+    "sink_type",
+    "sink_types",
+]

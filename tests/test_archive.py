@@ -1,0 +1,106 @@
+"""The traffic archive: what it keeps reads back, through `otelgrade grade`'s reader, as the very runs the server
+graded; it keeps what `keep` says, stays within its bounds, and a file cut short loses only its last trace."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+
+from otelgrade.metrics import Metrics
+from otelgrade.offline import read_inputs, read_spans
+from otelgrade.results import Grade, Outcome
+from otelgrade.sinks import read_sink
+from otelgrade.sinks.archive import ArchiveSink, ArchiveSinkSettings
+
+FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
+LOGS = Path(__file__).parent / "fixtures" / "logs"
+
+
+def archive(tmp_path: Path, **settings: object) -> ArchiveSink:
+    config = read_sink({"type": "archive", "path": str(tmp_path / "archive"), **settings})
+    assert isinstance(config, ArchiveSinkSettings)
+    return ArchiveSink(config, Metrics())
+
+
+def grade(trace_id: str, outcome: Outcome = "pass") -> Grade:
+    return Grade(trace_id, "0" * 16, "suite", "grader", None, outcome == "pass", outcome, "")
+
+
+def runs(*paths: Path) -> list[str]:
+    return sorted(t.model_dump_json() for t in read_inputs(paths))
+
+
+@pytest.mark.parametrize("capture", sorted(p.name for p in FRAMEWORKS.iterdir() if p.is_dir()))
+def test_archived_traffic_reads_back_as_the_same_runs(tmp_path: Path, capture: str) -> None:
+    sink = archive(tmp_path)
+    traces = read_spans([FRAMEWORKS / capture])
+    for trace_id, (spans, logs) in traces.items():
+        sink.keep_trace(trace_id, spans, logs)
+        sink.write([grade(trace_id)])
+    assert list((tmp_path / "archive").glob("traces-*.pb.gz"))
+    assert runs(tmp_path / "archive") == runs(FRAMEWORKS / capture)
+
+
+def test_log_records_are_archived_beside_their_spans(tmp_path: Path) -> None:
+    sink = archive(tmp_path)
+    traces = read_spans([LOGS])
+    assert any(logs for _, logs in traces.values())
+    for trace_id, (spans, logs) in traces.items():
+        sink.keep_trace(trace_id, spans, logs)
+        sink.write([grade(trace_id)])
+    assert list((tmp_path / "archive").glob("traces-*.logs.pb.gz"))
+    assert runs(tmp_path / "archive") == runs(LOGS)
+
+
+def test_failing_keeps_only_the_traces_of_failed_runs(tmp_path: Path) -> None:
+    sink = archive(tmp_path, keep="failing")
+    traces = read_spans([FRAMEWORKS / "openai-agents"])
+    failed = sorted(traces)[::2]
+    for trace_id, (spans, logs) in traces.items():
+        sink.keep_trace(trace_id, spans, logs)
+        sink.write([grade(trace_id, "skipped"), grade(trace_id, "error")])
+    for trace_id in failed:  # a judge's verdict, arriving after the trace was graded
+        sink.write([grade(trace_id, "fail")])
+    assert sorted({t.trace_id for t in read_inputs([tmp_path / "archive"])}) == failed
+
+
+def test_a_sample_is_the_same_share_of_traces_on_every_replica(tmp_path: Path) -> None:
+    traces = read_spans([FRAMEWORKS])
+    kept = []
+    for replica in ("a", "b"):
+        sink = archive(tmp_path / replica, keep="sample", sample=0.5)
+        for trace_id, (spans, logs) in traces.items():
+            sink.keep_trace(trace_id, spans, logs)
+            sink.write([grade(trace_id)])
+        kept.append({t.trace_id for t in read_inputs([tmp_path / replica / "archive"])})
+    assert kept[0] == kept[1]
+    assert 0.3 * len(traces) < len(kept[0]) < 0.7 * len(traces)
+
+
+def test_the_archive_stays_within_max_bytes(tmp_path: Path) -> None:
+    sink = archive(tmp_path, max_bytes=60_000, file_bytes=10_000)
+    traces = read_spans([FRAMEWORKS])
+    for trace_id, (spans, logs) in traces.items():
+        sink.keep_trace(trace_id, spans, logs)
+        sink.write([grade(trace_id)])
+    files = list((tmp_path / "archive").glob("traces-*"))
+    assert len(files) > 2
+    assert sum(f.stat().st_size for f in files) <= 60_000 + max(f.stat().st_size for f in files)
+    assert read_inputs([tmp_path / "archive"])  # what is left still reads
+
+
+def test_a_file_cut_short_loses_only_its_last_trace(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    sink = archive(tmp_path)
+    traces = read_spans([FRAMEWORKS / "openai-agents-multi"])
+    for trace_id, (spans, logs) in traces.items():
+        sink.keep_trace(trace_id, spans, logs)
+        sink.write([grade(trace_id)])
+    (file,) = (tmp_path / "archive").glob("traces-*.pb.gz")
+    body = file.read_bytes()
+    file.write_bytes(body[:-7])  # a crash in the middle of the last trace's write
+    read = {t.trace_id for t in read_inputs([file])}
+    assert len(read) == len(traces) - 1
+    assert "cut short" in caplog.text
+    assert gzip.decompress(body)  # the whole file is one valid gzip file of many members
