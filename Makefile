@@ -1,4 +1,4 @@
-.PHONY: check test serve bench captures
+.PHONY: check test serve bench captures conversation-captures
 check:  ## lint, type-check and run the tests that start no process (about a minute; no root, no network)
 	./scripts/check
 
@@ -14,3 +14,8 @@ bench:  ## end-to-end throughput against the decode floor (prints a table; see b
 captures:  ## re-capture every framework (builds each one's pinned environment), then regenerate the README table
 	.venv-test/bin/python tests/capture/harness.py --all
 	.venv-test/bin/python tests/capture/compat_table.py
+
+conversation-captures:  ## re-capture the multi-turn conversations (tests/fixtures/conversations)
+	for source in tests/capture/conversations/*/; do \
+		.venv-test/bin/python tests/capture/harness.py --out tests/fixtures/conversations conversations/$$(basename $$source) || exit 1; \
+	done

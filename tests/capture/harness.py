@@ -107,7 +107,7 @@ class Harness:
             "trace_ids": body.get("trace_ids") or trace_ids,
             "model_requests": len(self.model_requests),
             "runs": runs,
-            **{key: body[key] for key in ("nested_runs_allowed", "note") if key in body},
+            **{key: body[key] for key in ("nested_runs_allowed", "note", "conversations") if key in body},
         }
         self.scenario = None
         return web.json_response({"ok": True, "requests": len(self.captured), "trace_ids": trace_ids})

@@ -58,6 +58,12 @@ STANDARD: Scenarios = {
 }
 
 
+CHAT_TOOLS = [
+    {"type": "function", "function": {"name": n, "description": n.replace("_", " "), "parameters": {"type": "object"}}}
+    for n in ["search_flights", "book_flight", "charge_card", "get_weather", "delete_account", "lookup"]
+]  # the standard tools as Chat Completions `tools`, for hand-written loops
+
+
 def tool_result(name: str, arguments: dict[str, Any]) -> str:
     """What each standard tool answers; charge_card raises, as a declined card does."""
     if name == "charge_card":

@@ -17,7 +17,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from scenarios import STANDARD, tool_result
+from scenarios import CHAT_TOOLS, STANDARD, tool_result
 
 provider = TracerProvider(resource=Resource.create({"service.name": "travel-service"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
@@ -25,11 +25,6 @@ trace.set_tracer_provider(provider)
 OpenAIInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("travel-service")
 client = OpenAI()
-NAMES = ["search_flights", "book_flight", "charge_card", "get_weather", "delete_account", "lookup"]
-SCHEMAS = [
-    {"type": "function", "function": {"name": n, "description": n.replace("_", " "), "parameters": {"type": "object"}}}
-    for n in NAMES
-]
 
 
 def serve(s: Scenario, request: str) -> None:
@@ -40,7 +35,7 @@ def serve(s: Scenario, request: str) -> None:
     while True:
         calls += 1
         try:
-            completion = client.chat.completions.create(model="gpt-4o-mini", messages=conversation, tools=SCHEMAS)
+            completion = client.chat.completions.create(model="gpt-4o-mini", messages=conversation, tools=CHAT_TOOLS)
         except Exception as exc:
             print(f"   request failed as scripted: {type(exc).__name__}: {exc}")
             s.finish(None, "error", calls)
