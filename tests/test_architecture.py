@@ -1,8 +1,8 @@
 """The package's shape: no import cycles, and no step of the data flow importing a later one.
 
 receive -> decode -> assemble -> rebuild -> route -> grade -> export, with the leaves (settings, records,
-metrics) below every step and the entry points (config, offline, server, cli) above them. A later step may
-import an earlier one; never the reverse.
+metrics) below every step, the plugin registry helper under every step that has plugins, and the entry points
+(config, offline, server, cli) above them. A later step may import an earlier one; never the reverse.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 # Earliest first; modules in one tuple are one step.
 STEPS: list[tuple[str, ...]] = [
+    ("registry",),
     ("receivers",),
     ("decode",),
     ("assemble", "ingest", "spool"),

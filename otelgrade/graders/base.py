@@ -18,9 +18,10 @@ from typing import Any, Protocol
 
 from pydantic import ConfigDict, ValidationError, validate_call
 
-from otelgrade.errors import ConfigError, closest
+from otelgrade.errors import ConfigError
 from otelgrade.judges import DISABLED, JudgeClient, Judgement
 from otelgrade.patterns import PatternTimeout, budget
+from otelgrade.registry import Registry
 from otelgrade.results import GradeResult, Scope
 from otelgrade.trajectory import PARTS, NotCaptured, Part, Trajectory, guarded
 
@@ -67,7 +68,10 @@ class GraderType:
         return [p for p in inspect.signature(self.factory).parameters if not p.startswith("_")]
 
 
-_REGISTRY: dict[str, GraderType] = {}
+GRADER_TYPES: Registry[GraderType] = Registry(
+    "grader type", shown=lambda _key, entry: entry.plain_name, same=lambda a, b: a.factory is b.factory
+)
+"""Every grader type by each name it answers to (canonical and aliases)."""
 
 
 def grader(
@@ -82,36 +86,21 @@ def grader(
     """
 
     def register(factory: Callable[..., Any]) -> Callable[..., Any]:
-        entry = GraderType(name, factory, aliases, reads, scopes)
-        for key in (name, *aliases):
-            if key in _REGISTRY and _REGISTRY[key].factory is not factory:
-                raise RuntimeError(f"grader name {key!r} is registered twice")
-            _REGISTRY[key] = entry
+        GRADER_TYPES.add(name, GraderType(name, factory, aliases, reads, scopes), *aliases)
         return factory
 
     return register
 
 
 def grader_type(name: str) -> GraderType:
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise ConfigError(_unknown_type(name), "type") from None
-
-
-def _unknown_type(name: str) -> str:
-    """The closest spellings, then every type as the README writes them: plain names first (`tools_not_called`),
-    then the reference systems' own (`letta.contains`)."""
-    spellings = {key: entry.plain_name for key, entry in _REGISTRY.items()}
-    guesses = list(dict.fromkeys(spellings[key] for key in closest(name, spellings, limit=6)))[:3]
-    hint = f" (did you mean {' or '.join(f'`{g}`' for g in guesses)}?)" if guesses else ""
-    known = sorted(set(spellings.values()), key=lambda n: ("." in n, n))
-    return f"unknown grader type {name!r}{hint}; known types: {', '.join(known)}"
+    """The type registered under `name`; an unknown one is a `ConfigError` listing every type as the README
+    writes them: plain names first (`tools_not_called`), then the reference systems' own (`letta.contains`)."""
+    return GRADER_TYPES.get(name)
 
 
 def list_graders(scope: Scope | None = None) -> list[str]:
     """Canonical names of every registered grader type (that grades in `scope`, when given)."""
-    return sorted({entry.name for entry in _REGISTRY.values() if scope is None or scope in entry.scopes})
+    return sorted({entry.name for entry in GRADER_TYPES.values() if scope is None or scope in entry.scopes})
 
 
 @dataclass(frozen=True)

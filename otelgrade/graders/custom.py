@@ -18,6 +18,7 @@ from typing import Any, overload
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders.paths import config_file
+from otelgrade.registry import Registry
 from otelgrade.trajectory import Trajectory
 
 
@@ -32,7 +33,16 @@ class Sample:
 
 
 GradingFunction = Callable[[Sample, str], Any]
-_FUNCTIONS: dict[str, GradingFunction] = {}
+
+
+def _reloaded(held: GradingFunction, new: GradingFunction) -> bool:
+    """A user's module loaded again (from another copy of the file) redefines its own functions; it never
+    takes the name of a built-in one."""
+    return not held.__module__.startswith("otelgrade.") and held.__qualname__ == new.__qualname__
+
+
+GRADING_FUNCTIONS: Registry[GradingFunction] = Registry("grading function", key="function", same=_reloaded)
+"""The letta grading functions by name: the built-in ones and every `@custom_grader`."""
 
 
 @overload
@@ -45,8 +55,7 @@ def custom_grader(fn: GradingFunction | None = None, /, *, name: str | None = No
     """Register a grading function under its own name (or `name`): `@custom_grader` or `@custom_grader(name=...)`."""
 
     def register(func: GradingFunction) -> GradingFunction:
-        _FUNCTIONS[name or func.__name__] = func
-        return func
+        return GRADING_FUNCTIONS.add(name or func.__name__, func)
 
     return register(fn) if fn is not None else register
 
@@ -86,14 +95,13 @@ def resolve(function: str, module: str | None = None) -> tuple[str, GradingFunct
         key = "function"
     if module:
         load_module(module, key)
-    try:
-        return function, _FUNCTIONS[function]
-    except KeyError:
+    if function not in GRADING_FUNCTIONS:
         raise ConfigError(
             f"grading function {function!r} is not registered; decorate it with @otelgrade.custom_grader and "
-            f"name its module with `module:` (known: {', '.join(sorted(_FUNCTIONS))})",
+            f"name its module with `module:` (known: {', '.join(GRADING_FUNCTIONS.names())})",
             "function",
-        ) from None
+        )
+    return function, GRADING_FUNCTIONS.get(function)
 
 
 def as_score(value: Any) -> tuple[float, str, dict[str, Any]]:

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from otelgrade.errors import ConfigError
 from otelgrade.patterns import Pattern, PatternError
+from otelgrade.registry import Registry
 from otelgrade.trajectory import LLMCall, Part, ToolCall, Trajectory, content_text
 
 Config = Mapping[str, Any]
@@ -35,50 +37,52 @@ class ExtractionError(RuntimeError):
     """The run lacks what the extractor needs (e.g. no memory blocks); the grade is an `error`."""
 
 
-_EXTRACTORS: dict[str, ExtractFn] = {}
-_CHECKS: dict[str, Callable[[Config], None]] = {}
+@dataclass(frozen=True)
+class Extractor:
+    """A registered extractor: the function, and the check of its config at load time."""
+
+    extract: ExtractFn
+    check: Callable[[Config], None] | None = None
+    reads: tuple[Part, ...] = ("messages",)
 
 
-def extractor(name: str, check: Callable[[Config], None] | None = None) -> Callable[[ExtractFn], ExtractFn]:
-    """Register an extractor function (and the check that validates its config at load time)."""
+EXTRACTORS: Registry[Extractor] = Registry("extractor", key="extractor")
+
+
+def extractor(
+    name: str, check: Callable[[Config], None] | None = None, reads: tuple[Part, ...] = ("messages",)
+) -> Callable[[ExtractFn], ExtractFn]:
+    """Register an extractor function, the check that validates its config at load time, and the parts of a
+    run it reads (the messages, unless it reads tool calls or memory)."""
 
     def register(fn: ExtractFn) -> ExtractFn:
-        _EXTRACTORS[name] = fn
-        if check is not None:
-            _CHECKS[name] = check
+        EXTRACTORS.add(name, Extractor(fn, check, reads))
         return fn
 
     return register
 
 
 def list_extractors() -> list[str]:
-    return sorted(_EXTRACTORS)
+    return EXTRACTORS.names()
 
 
 def check_extractor(name: str, config: Config | None = None) -> None:
     """Raise `ConfigError` when `name` is unknown or `config` would make it fail on every run."""
-    if name not in _EXTRACTORS:
-        raise ConfigError(f"unknown extractor {name!r}; known extractors: {', '.join(list_extractors())}", "extractor")
-    if name in _CHECKS:
-        _CHECKS[name](config or {})
-
-
-_EXTRACTOR_READS: dict[str, tuple[Part, ...]] = {
-    "tool_arguments": ("tool_arguments",),
-    "tool_output": ("tool_results",),
-    "memory_block": (),
-}
+    check = EXTRACTORS.get(name).check
+    if check is not None:
+        check(config or {})
 
 
 def extractor_reads(name: str | None) -> frozenset[Part]:
-    """The parts of a run an extractor reads (the messages, unless it reads tool calls or memory)."""
-    return frozenset(_EXTRACTOR_READS.get(name or "last_assistant", ("messages",)))
+    """The parts of a run an extractor reads (an unknown one: the messages; it fails at load anyway)."""
+    key = name or "last_assistant"
+    return frozenset(EXTRACTORS.get(key).reads if key in EXTRACTORS else ("messages",))
 
 
 def extract(trajectory: Trajectory, name: str = "last_assistant", config: Config | None = None) -> str | None:
     """The submission `name` extracts from `trajectory` ("" or None when there is nothing)."""
     check_extractor(name, config)
-    return _EXTRACTORS[name](trajectory, config or {})
+    return EXTRACTORS.get(name).extract(trajectory, config or {})
 
 
 # --- turns -------------------------------------------------------------------------------------
@@ -258,7 +262,7 @@ def arguments_text(arguments: Any) -> str:
     return arguments if isinstance(arguments, str) else json.dumps(arguments)
 
 
-@extractor("tool_arguments", _check_tool_name)
+@extractor("tool_arguments", _check_tool_name, reads=("tool_arguments",))
 def tool_arguments(trajectory: Trajectory, config: Config) -> str:
     """The arguments of the first call to `tool_name`; the literal "{}" when it was never called."""
     for call in trajectory.tool_calls:
@@ -267,7 +271,7 @@ def tool_arguments(trajectory: Trajectory, config: Config) -> str:
     return "{}"
 
 
-@extractor("tool_output", _check_tool_name)
+@extractor("tool_output", _check_tool_name, reads=("tool_results",))
 def tool_output(trajectory: Trajectory, config: Config) -> str:
     """What the first call to `tool_name` returned ("" when it was not called or returned nothing)."""
     for call in trajectory.tool_calls:
@@ -310,7 +314,7 @@ def memory_blocks(trajectory: Trajectory) -> dict[str, str] | None:
     return blocks
 
 
-@extractor("memory_block", _check_block_label)
+@extractor("memory_block", _check_block_label, reads=())
 def memory_block(trajectory: Trajectory, config: Config) -> str:
     """The value of the memory block labelled `block_label` (exact match; "" when absent)."""
     blocks = memory_blocks(trajectory)

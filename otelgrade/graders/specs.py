@@ -18,6 +18,7 @@ from otelgrade.graders.paths import config_folder, current_folder
 from otelgrade.graders.scope import Scoped, check_scope
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.judges.sampling import SuiteSample
+from otelgrade.registry import Registry
 from otelgrade.results import Scope
 from otelgrade.settings import SampleRates
 
@@ -68,8 +69,10 @@ class GraderSpec:
 
 NativeShape = Callable[[Mapping[str, Any], str | None], "list[GraderSpec] | None"]
 NativeFile = Callable[[Mapping[str, Any]], "list[dict[str, Any]] | None"]
-_SHAPES: dict[str, NativeShape] = {}
-_FILES: dict[str, NativeFile] = {}
+NATIVE_SHAPES: Registry[NativeShape] = Registry("grader block shape", key="system", known="systems")
+"""Per reference system, the reader of one of its grader blocks."""
+NATIVE_FILES: Registry[NativeFile] = Registry("config file shape", key="system", known="systems")
+"""Per reference system, the reader of a whole config file of its own."""
 
 
 def native_shape(system: str) -> Callable[[NativeShape], NativeShape]:
@@ -79,27 +82,19 @@ def native_shape(system: str) -> Callable[[NativeShape], NativeShape]:
     and returns the specs it describes, or None when the block is not in its shape.
     """
 
-    def register(reader: NativeShape) -> NativeShape:
-        _SHAPES[system] = reader
-        return reader
-
-    return register
+    return NATIVE_SHAPES.register(system)
 
 
 def native_file(system: str) -> Callable[[NativeFile], NativeFile]:
     """Register a reader for a whole config file of one reference system: it returns otelgrade suites
     (`[{name, graders}]`), or None when the file is not in that system's shape."""
 
-    def register(reader: NativeFile) -> NativeFile:
-        _FILES[system] = reader
-        return reader
-
-    return register
+    return NATIVE_FILES.register(system)
 
 
 def native_suites(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     """The suites a reference system's whole file describes, or None for otelgrade's own shape."""
-    for reader in _FILES.values():
+    for reader in NATIVE_FILES.values():
         suites = reader(doc)
         if suites is not None:
             return suites
@@ -121,7 +116,7 @@ def grader_specs(
         raise ConfigError("a grader must be a mapping such as {name: ..., type: ..., <parameters>}")
     with config_folder(base_dir or current_folder()):
         specs: list[GraderSpec] | None = None
-        for _system, reader in _SHAPES.items() if system is None else [(system, _SHAPES[system])]:
+        for reader in NATIVE_SHAPES.values() if system is None else [NATIVE_SHAPES.get(system)]:
             specs = reader(block, key)
             if specs is not None:
                 break

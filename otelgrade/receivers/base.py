@@ -19,6 +19,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.metrics import Metrics
 from otelgrade.receivers.access import Access
+from otelgrade.registry import Registry
 
 Signal = Literal["traces", "logs"]
 Encoding = Literal["protobuf", "json"]
@@ -98,14 +99,15 @@ class ReceiverType:
     default_address: str | None
 
 
-_TYPES: dict[str, ReceiverType] = {}
+RECEIVER_TYPES: Registry[ReceiverType] = Registry("receiver", key="receivers")
+"""Every receiver by the name it is configured under in `receivers:`."""
 
 
 def receiver_type(name: str, default_address: str | None) -> Callable[[ReceiverFactory], ReceiverFactory]:
     """Register a receiver: `receivers: {<name>: host:port}` starts it (null turns it off)."""
 
     def register(factory: ReceiverFactory) -> ReceiverFactory:
-        _TYPES[name] = ReceiverType(name, factory, default_address)
+        RECEIVER_TYPES.add(name, ReceiverType(name, factory, default_address))
         return factory
 
     return register
@@ -113,7 +115,7 @@ def receiver_type(name: str, default_address: str | None) -> Callable[[ReceiverF
 
 def receiver_types() -> dict[str, ReceiverType]:
     """Every registered receiver by name (the package registers its modules when imported)."""
-    return dict(sorted(_TYPES.items()))
+    return dict(sorted(RECEIVER_TYPES.items()))
 
 
 def export_response(signal: Signal, result: ExportResult) -> Message:

@@ -18,8 +18,9 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import ValidationError
 
-from otelgrade.errors import ConfigError, closest
+from otelgrade.errors import ConfigError
 from otelgrade.metrics import Metrics
+from otelgrade.registry import Registry
 from otelgrade.results import Grade
 from otelgrade.settings import Strict
 from otelgrade.spans import AnySpan, LogEvent
@@ -78,21 +79,22 @@ class SinkSettings(Strict):
 
 
 _S = TypeVar("_S", bound=type[SinkSettings])
-_TYPES: dict[str, type[SinkSettings]] = {}
+SINK_TYPES: Registry[type[SinkSettings]] = Registry("sink type")
+"""Each sink's settings model by the `type:` it is configured with."""
 
 
 def sink_type(name: str) -> Callable[[_S], _S]:
     """Register a sink's settings model under the `type:` it is configured with."""
 
     def register(settings: _S) -> _S:
-        _TYPES[name] = settings
+        SINK_TYPES.add(name, settings)
         return settings
 
     return register
 
 
 def sink_types() -> list[str]:
-    return sorted(_TYPES)
+    return SINK_TYPES.names()
 
 
 def read_sink(raw: Any) -> SinkSettings:
@@ -100,11 +102,9 @@ def read_sink(raw: Any) -> SinkSettings:
     if not isinstance(raw, Mapping):
         raise ConfigError("a sink must be a mapping such as {type: jsonl, path: grades.jsonl}")
     kind = raw.get("type")
-    if kind not in sink_types():
-        near = closest(str(kind), sink_types()) if kind is not None else []
-        hint = f" (did you mean `{near[0]}`?)" if near else ""
-        raise ConfigError(f"unknown sink type {kind!r}{hint}; known types: {', '.join(sink_types())}", "type")
-    model = _TYPES[str(kind)]
+    if not isinstance(kind, str) or kind not in SINK_TYPES:
+        raise SINK_TYPES.unknown(kind)
+    model = SINK_TYPES.get(kind)
     try:
         return model.model_validate(dict(raw))
     except ValidationError as exc:
@@ -117,6 +117,7 @@ for _module in pkgutil.iter_modules(__path__):
 
 
 __all__ = [
+    "SINK_TYPES",
     "RecallingSink",
     "RetryingSink",
     "Sink",

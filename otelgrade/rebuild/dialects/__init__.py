@@ -15,14 +15,16 @@ from functools import cache
 
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts
+from otelgrade.registry import Registry
 from otelgrade.spans import Span
 
-DIALECTS: tuple[Dialect, ...] = tuple(
-    sorted(
-        (importlib.import_module(f"{__name__}.{module.name}").DIALECT for module in pkgutil.iter_modules(__path__)),
-        key=lambda d: d.priority,
-    )
-)
+DIALECT_NAMES: Registry[Dialect] = Registry("dialect", key="dialect")
+"""Every built-in dialect by its name (the `source` of the runs it reads)."""
+for _module in pkgutil.iter_modules(__path__):
+    _dialect: Dialect = importlib.import_module(f"{__name__}.{_module.name}").DIALECT
+    DIALECT_NAMES.add(_dialect.name, _dialect)
+DIALECTS: tuple[Dialect, ...] = tuple(sorted(DIALECT_NAMES.values(), key=lambda d: d.priority))
+"""The built-in dialects in the order they are asked (priority)."""
 
 
 def _marked_by(dialects: Sequence[Dialect]) -> dict[str, int]:

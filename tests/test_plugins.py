@@ -1,0 +1,275 @@
+"""Every registered plugin of every kind keeps its kind's contract, and every kind refuses a name given twice.
+
+Each kind's table below gives the smallest configuration of the plugins that need one; a new plugin that needs
+settings and has no row here fails `test_every_*_has_a_minimal_config`, naming itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from otelgrade.assemble import Assembler
+from otelgrade.errors import ConfigError
+from otelgrade.graders import build_grader, grader, grader_specs, grader_type, list_graders
+from otelgrade.graders.base import GRADER_TYPES
+from otelgrade.graders.custom import GRADING_FUNCTIONS, Sample, custom_grader
+from otelgrade.graders.extractors import EXTRACTORS, check_extractor, extract, extractor
+from otelgrade.graders.specs import NATIVE_FILES, NATIVE_SHAPES, native_file, native_shape
+from otelgrade.ingest import Ingest
+from otelgrade.metrics import Metrics
+from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.dialects import DIALECT_NAMES, DIALECTS
+from otelgrade.receivers import receiver_type, receiver_types
+from otelgrade.registry import DuplicateName, Registry, UnknownName
+from otelgrade.settings import AssemblySettings
+from otelgrade.sinks import SINK_TYPES, read_sink, sink_type
+from otelgrade.spans import Span
+from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
+
+RUN = Trajectory(
+    trace_id="0" * 32,
+    span_id="1" * 16,
+    service_name="booking",
+    agent_name="booker",
+    source="genai",
+    input="Book a flight to Oslo",
+    output='Booked: {"confirmation": "ABC123"}',
+    duration_s=2.0,
+    llm_calls=[
+        LLMCall(
+            model="gpt-4o-mini",
+            input_tokens=20,
+            output_tokens=10,
+            input_messages=[{"role": "user", "content": "Book a flight to Oslo"}],
+            output_messages=[{"role": "assistant", "content": "Booked"}],
+            finish_reason="stop",
+        )
+    ],
+    tool_calls=[ToolCall(name="book_flight", call_id="c1", arguments={"to": "OSL"}, result='{"ok": true}')],
+    messages=[
+        {"role": "user", "content": "Book a flight to Oslo"},
+        {"role": "assistant", "content": 'Booked: {"confirmation": "ABC123"}'},
+    ],
+    steps=1,
+    ground_truth="ABC123",
+)
+
+PASS = {"type": "no_loops"}
+GRADER_PARAMS: dict[str, dict[str, Any]] = {
+    "agent_judge": {"prompt": "Was the flight booked?"},
+    "rubric": {"prompt": "Was the flight booked?"},
+    "all_of": {"graders": [PASS]},
+    "any_of": {"graders": [PASS]},
+    "not": {"grader": PASS},
+    "threshold": {"grader": PASS, "min_score": 0.5},
+    "per_turn": {"turns": [[PASS]]},
+    "arguments_contain": {"text": "OSL"},
+    "arguments_match": {"pattern": "OSL"},
+    "arguments_schema": {"schema": {"type": "object"}},
+    "context_growth": {"max_ratio": 4.0},
+    "cost_budget": {"max": 1.0},
+    "duration": {"max": 60},
+    "token_budget": {"max_total": 1000},
+    "letta.tool": {"function": "exact_match"},
+    "potato.json_schema_match": {"schema": {"type": "object"}},
+    "potato.regex_match": {"pattern": "ABC"},
+    "potato.tool_use": {"expected_tool": "book_flight"},
+    "vally.error-count": {"max": 1},
+    "vally.max-repeat": {"max": 3},
+    "vally.token-budget": {"max": 1000},
+    "vally.tool-call-count": {"max": 3},
+    "vally.turn-count": {"max": 3},
+    "vally.wall-time": {"max": 60},
+    "vally.output-contains": {"substring": "Booked"},
+    "vally.output-not-contains": {"substring": "sorry"},
+    "vally.transcript-contains": {"substring": "Oslo"},
+    "vally.transcript-not-contains": {"substring": "sorry"},
+    "vally.output-matches": {"pattern": "ABC"},
+    "vally.output-not-matches": {"pattern": "sorry"},
+    "vally.skill-invocation": {"required": ["book_flight"]},
+    "vally.tool-calls": {"required": ["book_flight"]},
+}
+EXTRACTOR_CONFIGS: dict[str, dict[str, Any]] = {
+    "pattern": {"pattern": "ABC\\d+"},
+    "tool_arguments": {"tool_name": "book_flight"},
+    "tool_output": {"tool_name": "book_flight"},
+    "after_marker": {"marker": "Booked:"},
+    "memory_block": {"block_label": "human"},
+}
+SINK_SETTINGS: dict[str, dict[str, Any]] = {
+    "archive": {"path": "archive"},
+    "jsonl": {"path": "grades.jsonl"},
+    "otlp": {"endpoint": "http://127.0.0.1:9/v1/traces"},
+}
+
+
+def grader_types() -> list[str]:
+    """The grader types otelgrade ships (not those other test modules register)."""
+    return [name for name in list_graders() if grader_type(name).factory.__module__.startswith("otelgrade.")]
+
+
+@pytest.mark.parametrize("type_name", grader_types())
+def test_every_grader_type_builds_from_its_minimal_config_and_grades_a_run(type_name: str) -> None:
+    """Built as a suite builds it, in the first scope it grades in (judges off: they say `skipped`)."""
+    block = {"type": type_name, "scope": grader_type(type_name).scopes[0], **GRADER_PARAMS.get(type_name, {})}
+    (spec,) = grader_specs(block, "case")
+    for _call, verdict in spec.scoped().verdicts(RUN):
+        result = verdict.result(timeout=5) if isinstance(verdict, Future) else verdict
+        assert not result.rationale.startswith("grader raised"), result.rationale  # grade_safely caught it
+        assert result.outcome in ("pass", "fail", "skipped", "error")
+
+
+def test_every_grader_type_that_needs_parameters_has_a_minimal_config() -> None:
+    missing = []
+    for type_name in grader_types():
+        if type_name in GRADER_PARAMS:
+            continue
+        try:
+            build_grader(type_name, {})
+        except ConfigError as exc:
+            missing.append(f"{type_name}: {exc}")
+    assert not missing, "add a row to GRADER_PARAMS for:\n" + "\n".join(missing)
+
+
+def test_every_alias_names_the_same_grader_type_as_its_canonical_name() -> None:
+    for name, entry in GRADER_TYPES.items():
+        assert GRADER_TYPES.get(entry.name) is entry, name
+        assert name == entry.name or name in entry.aliases
+
+
+@pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
+def test_every_dialect_reads_an_empty_span_without_raising(dialect: Dialect) -> None:
+    empty = Span("0" * 32, "1" * 16, None, "", 0, 0, 0, 0, "", {}, [], {})
+    assert dialect.read(empty) is None or dialect.name == "genai"
+    named = Span("0" * 32, "1" * 16, None, "chat", 3, 0, 1, 0, "", dict.fromkeys(dialect.marks, ""), [], {})
+    dialect.read(named)  # its marks with empty values: facts or None, never an exception
+
+
+def test_dialects_are_asked_by_priority_and_named_once() -> None:
+    assert [d.priority for d in DIALECTS] == sorted(d.priority for d in DIALECTS)
+    assert sorted(d.name for d in DIALECTS) == DIALECT_NAMES.names()
+
+
+@pytest.mark.parametrize("name", SINK_TYPES.names())
+def test_every_sink_builds_from_its_minimal_settings_writes_flushes_and_closes(name: str, tmp_path: Path) -> None:
+    settings = read_sink({"type": name, **SINK_SETTINGS[name]}).resolve_paths(tmp_path)
+    sink = settings.build(Metrics())
+    sink.write([])
+    sink.flush()
+    sink.close()
+
+
+def test_every_sink_has_minimal_settings() -> None:
+    assert set(SINK_TYPES.names()) <= set(SINK_SETTINGS), "add a row to SINK_SETTINGS"
+
+
+@pytest.mark.parametrize("name", sorted(receiver_types()))
+def test_every_receiver_is_named_starts_on_a_free_port_and_stops(name: str) -> None:
+    kind = receiver_types()[name]
+    assert kind.name == name
+    metrics = Metrics()
+    ingest = Ingest(Assembler(AssemblySettings(), metrics), metrics, 1024 * 1024)
+
+    async def start_and_stop() -> int:
+        receiver = kind.factory("127.0.0.1:0", ingest)
+        port = await receiver.start()
+        await receiver.stop()
+        return port
+
+    assert asyncio.run(start_and_stop()) > 0
+
+
+@pytest.mark.parametrize("name", EXTRACTORS.names())
+def test_every_extractor_checks_its_config_and_extracts_from_a_run(name: str) -> None:
+    config = EXTRACTOR_CONFIGS.get(name, {})
+    check_extractor(name, config)
+    if name == "memory_block":  # a trace carries no memory unless the run's attributes hold it
+        run = RUN.model_copy(update={"attributes": {"letta.memory.human": "likes window seats"}})
+        assert extract(run, name, config) == "likes window seats"
+    else:
+        assert isinstance(extract(RUN, name, config), str | None)
+
+
+@pytest.mark.parametrize("name", GRADING_FUNCTIONS.names())
+def test_every_grading_function_scores_a_submission(name: str) -> None:
+    sample = Sample(input=RUN.input, ground_truth="ABC123", trajectory=RUN)
+    assert GRADING_FUNCTIONS.get(name)(sample, RUN.output or "") is not None
+
+
+@pytest.mark.parametrize("system", NATIVE_SHAPES.names())
+def test_every_native_grader_shape_declines_otelgrades_own_block(system: str) -> None:
+    assert NATIVE_SHAPES.get(system)({"name": "booked", "type": "tool_succeeded"}, "booked") is None
+
+
+@pytest.mark.parametrize("system", NATIVE_FILES.names())
+def test_every_native_file_shape_declines_otelgrades_own_config(system: str) -> None:
+    assert NATIVE_FILES.get(system)({"suites": [{"name": "s", "graders": [PASS]}]}) is None
+
+
+# --- one name, one plugin ------------------------------------------------------------------------
+
+
+def _stub(*_: Any) -> None:
+    return None
+
+
+@pytest.fixture
+def cleanup() -> Iterator[None]:
+    """Nothing a refused registration leaves behind: each registry holds what it held before."""
+    registries: list[Registry[Any]] = [
+        GRADER_TYPES,
+        GRADING_FUNCTIONS,
+        EXTRACTORS,
+        NATIVE_SHAPES,
+        NATIVE_FILES,
+        SINK_TYPES,
+        DIALECT_NAMES,
+    ]
+    before = [r.items() for r in registries]
+    yield
+    assert [r.items() for r in registries] == before
+
+
+REGISTRATIONS = {
+    "grader type": lambda: grader("rubric")(_stub),
+    "grader alias": lambda: grader("my_new_grader", "output_matches")(_stub),
+    "grading function": lambda: custom_grader(name="exact_match")(_stub),
+    "extractor": lambda: extractor("last_assistant")(_stub),
+    "grader block shape": lambda: native_shape("letta-evals")(_stub),
+    "config file shape": lambda: native_file("potato")(_stub),
+    "sink type": lambda: sink_type("jsonl")(type("Other", (), {})),  # type: ignore[type-var]
+    "receiver": lambda: receiver_type("grpc", None)(_stub),
+    "dialect": lambda: DIALECT_NAMES.add("genai", Dialect("genai", 0, lambda span: None)),
+}
+
+
+@pytest.mark.parametrize("kind", REGISTRATIONS)
+@pytest.mark.usefixtures("cleanup")
+def test_every_kind_refuses_a_second_plugin_under_a_taken_name(kind: str) -> None:
+    with pytest.raises(DuplicateName, match="registered twice: by otelgrade\\.") as refused:
+        REGISTRATIONS[kind]()
+    assert "another name" in str(refused.value)
+
+
+def test_registering_the_same_plugin_again_is_not_a_duplicate() -> None:
+    registry: Registry[object] = Registry("widget")
+    widget = object()
+    registry.add("w", widget)
+    assert registry.add("w", widget) is widget
+    assert registry.names() == ["w"]
+
+
+def test_an_unknown_name_offers_the_closest_and_lists_the_known_ones() -> None:
+    with pytest.raises(UnknownName) as unknown:
+        SINK_TYPES.get("jsnl")
+    assert unknown.value.path == "type"
+    assert "unknown sink type 'jsnl' (did you mean `jsonl`?)" in str(unknown.value)
+    assert f"known types: {', '.join(SINK_TYPES.names())}" in str(unknown.value)
+    with pytest.raises(ConfigError, match=r"unknown extractor 'last'.*; known extractors: after_marker"):
+        EXTRACTORS.get("last")
