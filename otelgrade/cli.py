@@ -180,7 +180,8 @@ def _grade(
 
     config = load_config(config_path)
     rebuild = config.rebuild
-    trajectories = list(read_inputs(inputs, mapped_dialects(rebuild.mappings), rebuild.ground_truth_from_spans))
+    dialects, id_attributes = mapped_dialects(rebuild.mappings), config.conversations.id_attributes
+    trajectories = list(read_inputs(inputs, dialects, rebuild.ground_truth_from_spans, id_attributes=id_attributes))
     if not trajectories:
         raise InputError(f"no agent runs found in {' '.join(inputs)}")
     runs = asyncio.run(_grade_all(config, trajectories, judge_sample))
@@ -217,18 +218,24 @@ def _nothing_matched(config: Config, trajectories: list[Trajectory]) -> str:
 async def _grade_all(
     config: Config, trajectories: list[Trajectory], judge_sample: float | None = None
 ) -> list[tuple[Trajectory, list[Grade]]]:
-    """Grade every run as the server would, with judges' answers awaited."""
+    """Grade every run as the server would, with judges' answers awaited; then, at the end of the input, every
+    conversation the runs form (for `level: conversation` suites)."""
     from otelgrade.export import Exporter
     from otelgrade.grading import Grading, Suite
     from otelgrade.judges.runner import JudgeRunner
 
     metrics = Metrics()
-    grading = Grading([Suite.build(s.name, s.match, s.graders) for s in config.suites], Exporter(metrics), metrics)
+    suites = config.suites
+    built = [Suite.build(s.name, s.match, s.graders, level=s.level) for s in suites]
+    grading = Grading(built, Exporter(metrics), metrics)
     judges = JudgeRunner(config.judge, metrics, sample=judge_sample)
     await judges.start(grading.judge_graders())
-    grading.install([Suite.build(s.name, s.match, s.graders, judges) for s in config.suites])
+    grading.install([Suite.build(s.name, s.match, s.graders, judges, level=s.level) for s in suites])
     try:
-        return [(t, await grading.grade_and_wait(t)) for t in trajectories]
+        graded = [(t, await grading.grade_and_wait(t)) for t in trajectories]
+        if not grading.grades_conversations():
+            return graded
+        return [*graded, *await grading.grade_conversations_and_wait(trajectories)]
     finally:
         await judges.close()
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -20,6 +20,7 @@ from rapidfuzz.distance import OSA
 
 from otelgrade.errors import ConfigError
 from otelgrade.graders import GraderSpec, grader_specs, native_suites
+from otelgrade.graders.conversation import CONVERSATION_ONLY
 from otelgrade.graders.versions import grader_version
 from otelgrade.patterns import Pattern, PatternError, configured
 from otelgrade.receivers import receiver_types
@@ -27,6 +28,7 @@ from otelgrade.route import FIELDS
 from otelgrade.settings import (
     BASE_DIR,
     AssemblySettings,
+    ConversationSettings,
     DurabilitySettings,
     JudgeSettings,
     LimitsSettings,
@@ -51,6 +53,7 @@ class Suite:
     match: dict[str, Any] = field(default_factory=dict)
     graders: list[GraderSpec] = field(default_factory=list)
     regrade: bool = False  # grade a run again when late spans reach it (within `assembly.regrade_traces`)
+    level: Literal["run", "conversation"] = "run"  # `conversation`: grade whole conversations, not each run
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Config:
     limits: LimitsSettings = field(default_factory=LimitsSettings)
     durability: DurabilitySettings = field(default_factory=DurabilitySettings)
     server: ServerSettings = field(default_factory=ServerSettings)
+    conversations: ConversationSettings = field(default_factory=ConversationSettings)
     suites: list[Suite] = field(default_factory=list)
     sinks: list[SinkSettings] = field(default_factory=list)
     source: str = EMBEDDED
@@ -86,6 +90,7 @@ _BLOCKS: dict[str, type[BaseModel]] = {
     "limits": LimitsSettings,
     "durability": DurabilitySettings,
     "server": ServerSettings,
+    "conversations": ConversationSettings,
 }
 _TOP_LEVEL = (*_BLOCKS, "suites", "sinks")
 # What a suite's `match` commonly names: the run fields and common resource and GenAI span attributes.
@@ -280,10 +285,16 @@ def _check_match_key(key: str, where: str) -> None:
 def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
     if not isinstance(raw, Mapping):
         raise ConfigError("a suite must be a mapping with `name`, `match` and `graders`", where)
-    extra = set(raw) - {"name", "match", "graders", "sample", "regrade"}
+    extra = set(raw) - {"name", "match", "graders", "sample", "regrade", "level"}
     if extra:
         raise ConfigError(
-            f"unknown suite key(s) {sorted(extra)}; a suite has name, match, graders, sample, regrade", where
+            f"unknown suite key(s) {sorted(extra)}; a suite has name, match, graders, sample, regrade, level", where
+        )
+    level = raw.get("level", "run")
+    if level not in ("run", "conversation"):
+        raise ConfigError(
+            f"`level` is `run` (grade each request run) or `conversation` (grade whole conversations), not {level!r}",
+            f"{where}.level",
         )
     if not isinstance(raw.get("regrade", False), bool):
         raise ConfigError("`regrade` is true or false: grade a run again when late spans reach it", f"{where}.regrade")
@@ -321,10 +332,17 @@ def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
         raise ConfigError(
             f"grader name {name!r} is used twice in this suite; give each a distinct `name`", f"{where}.graders"
         )
+    whole = [s.type for s in specs if s.type in CONVERSATION_ONLY]
+    if whole and level != "conversation":
+        raise ConfigError(
+            f"`{whole[0]}` grades whole conversations; add `level: conversation` to this suite (or move the grader "
+            "to a suite that has it)",
+            f"{where}.level",
+        )
     sample = _suite_sample(raw.get("sample"), f"{where}.sample")
     for spec in specs:
         spec.sample = sample
-    return Suite(name=raw["name"], match=dict(match), graders=specs, regrade=raw.get("regrade", False))
+    return Suite(name=raw["name"], match=dict(match), graders=specs, regrade=raw.get("regrade", False), level=level)
 
 
 def _suite_sample(raw: Any, where: str) -> SampleRates | None:

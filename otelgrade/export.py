@@ -15,7 +15,8 @@ from otelgrade.sinks import Sink
 
 log = logging.getLogger(__name__)
 
-Series = tuple[str, str, str, str]  # suite, grader, outcome, environment: the labels of otelgrade_grades_total
+Series = tuple[str, str, str, str, str]  # level, then suite, grader, outcome, environment: the labels of
+# otelgrade_grades_total (level `run`) or otelgrade_conversation_grades_total (level `conversation`)
 
 
 class Exporter:
@@ -37,12 +38,13 @@ class Exporter:
             if g.revision > 1:
                 continue
             environment = m.environment(g.environment)
-            key: Series = (g.suite, g.grader, g.outcome, environment)
+            key: Series = (g.level, g.suite, g.grader, g.outcome, environment)
             counts[key] = counts.get(key, 0) + 1
             if g.outcome == "fail":
                 failed[key] = g.trace_id
             if g.score is not None and g.outcome in ("pass", "fail"):
-                m.grade_score.labels(g.suite, g.grader, environment).observe(min(1.0, max(0.0, g.score)))
+                scores = m.conversation_grade_score if g.level == "conversation" else m.grade_score
+                scores.labels(g.suite, g.grader, environment).observe(min(1.0, max(0.0, g.score)))
             if g.metadata.get("exception"):
                 m.grader_errors.labels(g.suite, g.grader).inc()
         for key, count in counts.items():
@@ -63,11 +65,11 @@ class Exporter:
     def _start(self, key: Series) -> Any:
         """The series' counter, its grader's other outcomes in this environment started at zero with it, so that
         `rate()` counts their first increase (the first failure after passes)."""
-        suite, grader, _, environment = key
+        level, suite, grader, _, environment = key
+        family = self.metrics.conversation_grades if level == "conversation" else self.metrics.grades
         for other in OUTCOMES:
-            self._counters[(suite, grader, other, environment)] = self.metrics.grades.labels(
-                suite, grader, other, environment
-            )
+            series = (suite, grader, other, environment)
+            self._counters[(level, *series)] = family.labels(*series)
         return self._counters[key]
 
     def flush(self) -> None:

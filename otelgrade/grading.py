@@ -16,6 +16,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from otelgrade.conversations import Completed, Conversations, merge
 from otelgrade.graders import GraderSpec
 from otelgrade.graders.base import is_judge
 from otelgrade.graders.scope import Scoped
@@ -25,10 +26,11 @@ from otelgrade.metrics import Metrics
 from otelgrade.patterns import TRACE_BUDGET_SECONDS, budget
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialect import Dialect
-from otelgrade.results import OUTCOMES, Grade, GradeResult, Outcome
+from otelgrade.results import OUTCOMES, Grade, GradeResult, Level, Outcome
 from otelgrade.route import Predicate, match_filter
+from otelgrade.settings import ConversationSettings
 from otelgrade.spans import AnySpan, LogEvent
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import Conversation, Trajectory
 
 Export = Callable[[Sequence[Grade]], None]
 UNMATCHED_KINDS = 20  # distinct (service, agent, source) the report on unmatched runs tells apart
@@ -49,6 +51,7 @@ class Suite:
     graders: tuple[SuiteGrader, ...]
     regrade: bool = False  # grade its runs again when late spans reach them
     match: tuple[tuple[str, Any], ...] = ()  # the `match` block the predicate was made from, to show a person
+    level: Level = "run"  # `conversation`: grades whole conversations (`Conversation`), not each run
 
     @classmethod
     def build(
@@ -58,11 +61,12 @@ class Suite:
         specs: Iterable[GraderSpec],
         judges: JudgeClient = DISABLED,
         regrade: bool = False,
+        level: Level = "run",
     ) -> Suite:
         for spec in specs:
             spec.version = spec.version or grader_version(spec)
         graders = tuple(SuiteGrader(spec, spec.scoped(judges)) for spec in specs)
-        return cls(name, match_filter(match), graders, regrade, tuple(match.items()))
+        return cls(name, match_filter(match), graders, regrade, tuple(match.items()), level)
 
     def described(self) -> str:
         """`name {match}`, as a person would compare it with a run."""
@@ -84,6 +88,7 @@ class Grading:
         dialects: Sequence[Dialect] = (),
         remember: int = 10_000,
         span_ground_truth: bool = False,
+        conversations: ConversationSettings | None = None,
     ) -> None:
         self.export = export
         self.span_ground_truth = span_ground_truth  # `rebuild.ground_truth_from_spans`
@@ -97,6 +102,9 @@ class Grading:
         self._outcomes_lock = threading.Lock()
         self._unmatched: Counter[tuple[str, str, str]] = Counter()  # (service, agent, source) since the last report
         self._unmatched_lock = threading.Lock()
+        settings = conversations if conversations is not None else ConversationSettings()
+        self.id_attributes = tuple(settings.id_attributes)  # `conversations.id_attributes`
+        self.conversations = Conversations(settings, clock)  # held live; fed only while a suite grades conversations
         self.install(suites, dialects)
 
     def install(self, suites: Sequence[Suite], dialects: Sequence[Dialect] | None = None) -> None:
@@ -123,26 +131,34 @@ class Grading:
         return [g.spec.name for s in self.suites for g in s.graders if is_judge(g.grade.grader)]
 
     def route(self, trajectory: Trajectory) -> list[Suite]:
-        return [suite for suite in self.suites if suite.accepts(trajectory)]
+        level = "conversation" if isinstance(trajectory, Conversation) else "run"
+        return [suite for suite in self.suites if suite.level == level and suite.accepts(trajectory)]
+
+    def grades_conversations(self) -> bool:
+        """Whether some installed suite has `level: conversation`."""
+        return any(suite.level == "conversation" for suite in self.suites)
 
     def grade(self, trajectory: Trajectory, again: bool = False) -> tuple[list[Grade], list[Future[Grade]]]:
         """Every grader of every suite the run matches (`again`: a re-grade after late spans, only the suites that
         re-grade, the run not counted again). Grades that are ready are exported now; the others (judges) are
         exported when their future resolves, and returned for whoever wants to wait."""
         m = self.metrics
+        whole = isinstance(trajectory, Conversation)
         labels = m.run_labels(trajectory.service_name, trajectory.agent_name) if not again else ("", "")
-        if not again:
+        if not again and not whole:
             m.runs.labels(*labels).inc()
         ready: list[Grade] = []
         pending: list[Future[Grade]] = []
-        suites = [suite for suite in self.route(trajectory) if suite.regrade or not again]
-        if not suites and not again and trajectory.parent_span_id is None:
+        suites = [suite for suite in self.route(trajectory) if suite.regrade or not again or whole]
+        if not suites and not again and not whole and trajectory.parent_span_id is None:
             self._note_unmatched(labels, trajectory.source)
-        if suites and self.on_run is not None:
+        if suites and self.on_run is not None and not whole:
             self.on_run(trajectory)
         environment = m.environment(trajectory.environment)
         for suite in suites:
-            if not again:
+            if whole and not again:
+                m.conversations_graded.labels(suite.name, environment).inc()
+            elif not again:
                 m.runs_graded.labels(suite.name, environment).inc()
             for g in suite.graders:
                 if is_judge(g.grade.grader) and not again:  # sampled: every routed run counts, judged or not
@@ -165,12 +181,68 @@ class Grading:
         """The live path: rebuild a completed trace and grade every run in it (`revision` 2 and up: the trace
         closed again after late spans arrived)."""
         with budget(TRACE_BUDGET_SECONDS):  # the trace's runs share one time budget for regular expressions
-            runs = rebuild(spans, logs, self.dialects)
+            runs = rebuild(spans, logs, self.dialects, self.id_attributes)
             self._count_reading(runs)
             for trajectory in runs:
                 self.grade(without_span_ground_truth(trajectory, self.span_ground_truth), again=revision > 1)
         if last_seen is not None:
             self.metrics.grading_delay.observe(max(0.0, self.clock() - last_seen))
+        if self.grades_conversations():
+            for trajectory in runs:
+                if trajectory.parent_span_id is None:
+                    self.hold_turn(without_span_ground_truth(trajectory, self.span_ground_truth))
+
+    # --- conversations -----------------------------------------------------------------------
+
+    def hold_turn(self, run: Trajectory) -> list[Grade]:
+        """The live path of conversations: hold a request run as a turn of its conversation (a run that names
+        none is counted, no conversation suite can grade it), and grade what completes because of it (its own
+        conversation at an end marker, older ones evicted for room). Returns the grades that are ready."""
+        if run.conversation_id is None:
+            self.metrics.runs_without_conversation.inc()
+            return []
+        held = self.conversations
+        reopened = held.completed.get(run.conversation_id) is not None
+        done = held.add(run)
+        if reopened:
+            self.metrics.conversations_reopened.inc()
+        return self._grade_completed(done)
+
+    def settle_conversations(self) -> list[Grade]:
+        """Grade the conversations whose last run is `conversations.settle` old (the server calls it on its
+        grading thread when `next_conversation_deadline` has passed)."""
+        return self._grade_completed(self.conversations.due())
+
+    def next_conversation_deadline(self) -> float | None:
+        return self.conversations.next_deadline()
+
+    def finish_conversations(self) -> list[Grade]:
+        """Grade every open conversation as it stands (shutdown, or the end of offline input)."""
+        return self._grade_completed(self.conversations.drain())
+
+    def _grade_completed(self, done: Sequence[Completed]) -> list[Grade]:
+        m = self.metrics
+        ready: list[Grade] = []
+        for completed in done:
+            m.conversations_completed.labels(completed.reason).inc()
+            ready.extend(self.grade(completed.conversation)[0])
+        m.conversations_open.set(len(self.conversations.open))
+        m.conversation_bytes.set(self.conversations.nbytes)
+        return ready
+
+    async def grade_conversations_and_wait(self, runs: Sequence[Trajectory]) -> list[tuple[Conversation, list[Grade]]]:
+        """The offline path: the request runs of the input grouped by conversation id, each conversation graded
+        once, at the end of the input, with judges' answers awaited."""
+        turns: dict[str, list[Trajectory]] = {}
+        for run in runs:
+            if run.parent_span_id is None and run.conversation_id is not None:
+                turns.setdefault(run.conversation_id, []).append(run)
+        graded = []
+        for cid, its_runs in turns.items():
+            conversation = merge(its_runs, cid)
+            self.metrics.conversations_completed.labels("ended" if conversation.ends_conversation else "settled").inc()
+            graded.append((conversation, await self.grade_and_wait(conversation)))
+        return graded
 
     def _note_unmatched(self, labels: tuple[str, ...], source: str) -> None:
         service, agent = labels
@@ -250,19 +322,23 @@ class Grading:
             scope=spec.scope,
             call_span_id=call_span,
             version=spec.version,
+            level=suite.level,
+            conversation_id=trajectory.conversation_id,
         )
-        if suite.regrade:
+        if suite.regrade or suite.level == "conversation":
             self._revise(grade)
         return grade
 
     def _revise(self, grade: Grade) -> None:
         """Number a re-graded suite's grade: the next revision of the same grade of the run, counting what changed
         (`otelgrade_regrades_total`), or 1 for a grade the run did not have before."""
-        key = (grade.span_id, grade.suite, grade.grader, grade.call_span_id)
+        whole = grade.level == "conversation"  # the same grade of a conversation whichever run is its last
+        key = ("" if whole else grade.span_id, grade.suite, grade.grader, grade.call_span_id)
+        owner = f"conversation:{grade.conversation_id}" if whole else grade.trace_id
         with self._outcomes_lock:
-            outcomes = self._outcomes.get(grade.trace_id)
+            outcomes = self._outcomes.get(owner)
             if outcomes is None:
-                outcomes = self._outcomes[grade.trace_id] = {}
+                outcomes = self._outcomes[owner] = {}
                 while len(self._outcomes) > self.remember:
                     self._outcomes.popitem(last=False)
             before = outcomes.get(key)

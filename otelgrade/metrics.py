@@ -134,14 +134,30 @@ class Metrics:
             ["suite", "grader", "environment"],
             registry=r,
         )
-        self.grades = Counter(
-            "otelgrade_grades", "Grades given", ["suite", "grader", "outcome", "environment"], registry=r
+        self.grades, self.grade_score = _grade_families("otelgrade_grade", "", r)
+        # Conversations (`level: conversation` suites): families of their own, so run series stay as they were.
+        self.conversation_grades, self.conversation_grade_score = _grade_families(
+            "otelgrade_conversation_grade", " to whole conversations", r
         )
-        self.grade_score = Histogram(
-            "otelgrade_grade_score",
-            "Scores given (0.0-1.0)",
-            ["suite", "grader", "environment"],
-            buckets=SCORE_BUCKETS,
+        self.conversations_graded = Counter(
+            "otelgrade_conversations_graded", "Conversations graded by a suite", ["suite", "environment"], registry=r
+        )
+        self.conversations_completed = Counter(
+            "otelgrade_conversations_completed",
+            "Conversations completed (settled, ended by a marker, evicted for room, at shutdown)",
+            ["reason"],
+            registry=r,
+        )
+        self.conversations_reopened = Counter(
+            "otelgrade_conversations_reopened", "Runs that re-opened a completed conversation", registry=r
+        )
+        self.conversations_open = Gauge("otelgrade_conversations_open", "Conversations held open", registry=r)
+        self.conversation_bytes = Gauge(
+            "otelgrade_conversation_bytes_held", "Bytes of run trajectories held for conversations", registry=r
+        )
+        self.runs_without_conversation = Counter(
+            "otelgrade_runs_without_conversation",
+            "Request runs no conversation suite could take: their spans name no conversation id",
             registry=r,
         )
         self.grading_delay = Histogram(
@@ -152,7 +168,8 @@ class Metrics:
         )
         self.regrades = Counter(
             "otelgrade_regrades",
-            "Grades given again after late spans reached a graded run, by change: same, pass_to_fail, fail_to_pass, "
+            "Grades given again (late spans reached a graded run, a run re-opened a graded conversation), by change: "
+            "same, pass_to_fail, fail_to_pass, "
             "other (to or from error/skipped)",
             ["suite", "grader", "change"],
             registry=r,
@@ -207,3 +224,16 @@ class Metrics:
     def environment(self, environment: str | None) -> str:
         """The `environment` label value of a run's environment: `unknown` when unset, `other` past the cap."""
         return self.environment_label(environment)[0]
+
+
+def _grade_families(prefix: str, about: str, r: CollectorRegistry) -> tuple[Counter, Histogram]:
+    """`<prefix>s_total{suite,grader,outcome,environment}` and the `<prefix>_score` histogram."""
+    grades = Counter(f"{prefix}s", f"Grades given{about}", ["suite", "grader", "outcome", "environment"], registry=r)
+    scores = Histogram(
+        f"{prefix}_score",
+        f"Scores given{about} (0.0-1.0)",
+        ["suite", "grader", "environment"],
+        buckets=SCORE_BUCKETS,
+        registry=r,
+    )
+    return grades, scores

@@ -59,6 +59,7 @@ def read_inputs(
     dialects: Sequence[Dialect] = (),
     span_ground_truth: bool = True,
     modified_after: float | None = None,
+    id_attributes: Sequence[str] = (),
 ) -> Iterator[Trajectory]:
     """Files or directories: OTLP protobuf `*.pb` (ExportTraceServiceRequest), `*.logs.pb`
     (ExportLogsServiceRequest), OTLP JSON `*.json`/`*.jsonl` (traces or logs, one request per file
@@ -69,11 +70,12 @@ def read_inputs(
     another, ids as 0x-hex). Without `span_ground_truth`, runs rebuilt from spans drop the ground truth their spans
     set (`rebuild.ground_truth_from_spans`). Any of these gzip-compressed (`*.pb.gz`, ...: the traffic archive's
     files) is read too. `modified_after` (a Unix time) skips the files in directories last written before it.
+    `id_attributes` (`conversations.id_attributes`) name each run's conversation before the conventions' ids.
     Raises otelgrade.errors.InputError naming the file for unreadable input."""
     collected = _collect(paths, modified_after)
     yield from collected.trajectories
     for trace_id, spans in collected.spans.items():
-        for trajectory in rebuild(spans, collected.logs.get(trace_id, ()), dialects):
+        for trajectory in rebuild(spans, collected.logs.get(trace_id, ()), dialects, id_attributes):
             yield without_span_ground_truth(trajectory, span_ground_truth)
 
 

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict
 
 Outcome = Literal["pass", "fail", "error", "skipped"]
 OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "error", "skipped")
+Level = Literal["run", "conversation"]
+"""What a suite grades: each request run, or whole conversations (every turn of one conversation id)."""
 Scope = Literal["run", "tool_call", "llm_call"]
 """What one grade is about: a whole run, or one of its tool or model calls."""
 
@@ -84,6 +86,8 @@ class Grade:
     call_span_id: str | None = None  # the graded call's span (scope tool_call / llm_call); span_id is the run's
     revision: int = 1  # 2 and up: the run graded again after late spans arrived; supersedes the lower revisions
     version: str = ""  # the grader's version: a short hash of its effective config (`graders.versions`)
+    level: Level = "run"  # `conversation`: a grade of a whole conversation, attached to its last run's span
+    conversation_id: str | None = None  # the conversation the run (or the graded conversation) is
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -150,11 +150,12 @@ class Server:
             dialects=mapped_dialects(config.rebuild.mappings),
             remember=config.assembly.regrade_traces,
             span_ground_truth=config.rebuild.ground_truth_from_spans,
+            conversations=config.conversations,
         )
 
     def _suites(self, config: Config) -> list[Suite]:
         judges: JudgeClient = self._judges if self._judges is not None else DISABLED
-        return [Suite.build(s.name, s.match, s.graders, judges, s.regrade) for s in config.suites]
+        return [Suite.build(s.name, s.match, s.graders, judges, s.regrade, s.level) for s in config.suites]
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -233,6 +234,8 @@ class Server:
         unanswered then are graded `error`, reason `shutdown`), then close the sinks and the spool."""
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
+        if self.spool is None and self.grading.conversations.open:  # else the spool keeps them for the next start
+            await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.finish_conversations)
         if self._judges is not None:
             left = None if deadline is None else max(0.0, deadline - self.clock())
             if left is not None and self._judges.outstanding:
@@ -318,6 +321,11 @@ class Server:
             await asyncio.sleep(self._until_next_tick())
             now = self.clock()
             self._grade(self.assembler.poll(now))
+            settles = self.grading.next_conversation_deadline()
+            if settles is not None and settles <= now:
+                settling = asyncio.get_running_loop().run_in_executor(self._grading, self.grading.settle_conversations)
+                self._pending.add(settling)
+                settling.add_done_callback(self._pending.discard)
             if self._unwritten_runs and now >= next_mark_retry:
                 next_mark_retry = now + MARK_RETRY_SECONDS
                 asyncio.get_running_loop().run_in_executor(self._grading, self._mark_graded, [])
@@ -336,7 +344,8 @@ class Server:
     def _until_next_tick(self) -> float:
         """Wake when the assembler's next trace may complete (so a run is graded `settle` after its last span,
         not up to a tick later), within [MIN_TICK_SECONDS, TICK_SECONDS]."""
-        deadline = self.assembler.next_deadline()
+        deadlines = [d for d in (self.assembler.next_deadline(), self.grading.next_conversation_deadline()) if d]
+        deadline = min(deadlines, default=None)
         if deadline is None:
             return TICK_SECONDS
         return min(TICK_SECONDS, max(MIN_TICK_SECONDS, deadline - self.clock()))
@@ -496,7 +505,7 @@ class Server:
             self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving
             fixed = [
                 key
-                for key in ("receivers", "metrics", "judge", "sinks", "ui", "durability")
+                for key in ("receivers", "metrics", "judge", "sinks", "ui", "durability", "conversations")
                 if getattr(old, key) != getattr(config, key)
             ]
             if fixed:

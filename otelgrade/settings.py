@@ -389,3 +389,17 @@ class ServerSettings(Strict):
     # From SIGTERM: runs already complete are always code-graded; judge answers still outstanding after this
     # are recorded as `error` (reason `shutdown`).
     shutdown_timeout: Duration = Field(30.0, ge=0)
+
+
+class ConversationSettings(Strict):
+    """`conversations:` — runs that share a conversation id form a conversation, graded by `level: conversation`
+    suites once it is complete: `settle` after its last run, or at once on a run marked
+    `otelgrade.conversation.end=true`. A run arriving later re-opens it (within `keep_completed`), and it is graded
+    again. Held conversations keep their runs' trajectories (not spans), within `max_conversations` and
+    `max_bytes`; past them the oldest open conversation is graded as it stands (counted as evicted)."""
+
+    settle: Duration = Field(900.0, gt=0)
+    id_attributes: list[str] = Field(default_factory=list)  # the application's own conversation id attributes
+    keep_completed: Duration = Field(3600.0, ge=0)  # how long a completed conversation can be re-opened
+    max_conversations: int = Field(100_000, gt=0)
+    max_bytes: Bytes = ByteSize(256 * 1024**2)

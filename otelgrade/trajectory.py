@@ -92,6 +92,8 @@ class Trajectory(BaseModel):
     handoffs: list[Handoff] = Field(default_factory=list)
     lacks: list[Part] = Field(default_factory=list)  # parts this trace cannot carry (e.g. content capture off)
     unread: list[Unread] = Field(default_factory=list)  # spans under the run that no dialect understood
+    conversation_id: str | None = None  # the conversation the run is a turn of, when its spans name one
+    ends_conversation: bool = False  # the run carries the explicit end marker (`otelgrade.conversation.end`)
 
     def own_calls(self, calls: list[CallT]) -> list[CallT]:
         """The calls the run's own agent made: in a request of several agents, leaves out its workers' (the GenAI
@@ -110,6 +112,15 @@ class Trajectory(BaseModel):
     def assistant_texts(self) -> list[str]:
         """The text of every assistant message, oldest first."""
         return [content_text(m.get("content")) for m in self.messages if m.get("role") == "assistant"]
+
+
+class Conversation(Trajectory):
+    """A whole conversation as one trajectory, for `level: conversation` suites: every turn's messages, model and
+    tool calls in order (steps numbered across turns), the first turn's request as `input`, the last turn's answer
+    as `output`, the last turn's trace and span ids (where its grades attach), and the turns themselves."""
+
+    turns: int = 0
+    runs: list[Trajectory] = Field(default_factory=list)  # the turns, oldest first
 
 
 # What instrumentations write in place of content they were told to hide (OpenInference's hide settings): the
@@ -166,8 +177,13 @@ class LackingTrajectory(Trajectory):
         return super().__getattribute__(name)
 
 
+class LackingConversation(Conversation, LackingTrajectory):
+    """A conversation some of whose turns lack parts, as graders see it."""
+
+
 def guarded(trajectory: Trajectory) -> Trajectory:
     """The run as graders see it: `LackingTrajectory` when its trace lacks a part a field holds."""
     if _GUARDED.isdisjoint(trajectory.lacks) or isinstance(trajectory, LackingTrajectory):
         return trajectory
-    return LackingTrajectory.model_construct(trajectory.model_fields_set, **trajectory.__dict__)
+    kind = LackingConversation if isinstance(trajectory, Conversation) else LackingTrajectory
+    return kind.model_construct(trajectory.model_fields_set, **trajectory.__dict__)

@@ -18,6 +18,7 @@ STEPS: list[tuple[str, ...]] = [
     ("assemble", "ingest", "spool"),
     ("rebuild",),
     ("route",),
+    ("conversations",),
     ("judges",),
     ("graders",),
     ("grading",),

@@ -24,7 +24,7 @@ def prompt_text(name: str) -> str:
     return (resources.files("otelgrade.graders") / "prompts" / f"{name}.txt").read_text()
 
 
-def _register(name: str, doc: str, reads: tuple[Part, ...] = ()) -> None:
+def register_preset(name: str, doc: str, reads: tuple[Part, ...] = ()) -> None:
     """`<name>_judge`: the rubric judge on `prompts/<name>.txt`; `reads` adds parts beyond its placeholders."""
 
     @grader(f"{name}_judge", reads=reads)
@@ -38,7 +38,7 @@ def _register(name: str, doc: str, reads: tuple[Part, ...] = ()) -> None:
     factory.__doc__ = f"{doc} A 0.0-1.0 score by the anchors in `prompts/{name}.txt`; passes at `threshold`."
 
 
-_register("task_completion", "Did the agent do what the user asked, as the whole run shows?", ("output",))
-_register("answer_relevance", "Does the final answer address the request (not whether it is accurate)?")
-_register("groundedness", "Is every claim in the final answer backed by a tool result?", ("tool_results",))
-_register("tool_selection", "Did the agent call the right tools with sensible arguments?", ("tool_arguments",))
+register_preset("task_completion", "Did the agent do what the user asked, as the whole run shows?", ("output",))
+register_preset("answer_relevance", "Does the final answer address the request (not whether it is accurate)?")
+register_preset("groundedness", "Is every claim in the final answer backed by a tool result?", ("tool_results",))
+register_preset("tool_selection", "Did the agent call the right tools with sensible arguments?", ("tool_arguments",))

@@ -28,7 +28,7 @@ import openai
 
 from otelgrade.judges.limits import Ledger, Pacer
 from otelgrade.judges.request import Judgement, JudgeRequest, is_reasoning_model
-from otelgrade.judges.sampling import is_sampled, sample_rate
+from otelgrade.judges.sampling import is_sampled, sample_key, sample_rate
 from otelgrade.metrics import Metrics
 from otelgrade.results import GradeResult
 from otelgrade.settings import Budget, JudgeSettings, SampleRates
@@ -161,7 +161,7 @@ class JudgeRunner:
         lane = self._lane(grader, judgement)
         levels = (self.sample, judgement.controls.sample, sample, self.settings.sample)
         rate = sample_rate(levels, trajectory.environment)
-        sampled = is_sampled(trajectory.trace_id, lane.name, rate)
+        sampled = is_sampled(sample_key(trajectory), lane.name, rate)
         reason = self._refusal(lane) if sampled else "not_sampled"
         loop = self._loop
         if reason is None and (loop is None or self._closed):

@@ -13,13 +13,21 @@ from otelgrade.judges.request import Judgement
 from otelgrade.metrics import UNKNOWN
 from otelgrade.results import GradeResult
 from otelgrade.settings import SampleRates
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import Conversation, Trajectory
 
 
 def sample_point(trace_id: str, grader_name: str) -> float:
     """A stable point in [0, 1) for this run and grader."""
     digest = hashlib.blake2b(f"{trace_id.lower()}\x00{grader_name}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big") / 2**64
+
+
+def sample_key(trajectory: Trajectory) -> str:
+    """What a judge's sample is drawn by: the trace id of a run, the conversation id of a whole conversation (so a
+    conversation graded again after it resumes is sampled as it was before)."""
+    if isinstance(trajectory, Conversation) and trajectory.conversation_id:
+        return f"conversation:{trajectory.conversation_id}"
+    return trajectory.trace_id
 
 
 def is_sampled(trace_id: str, grader_name: str, rate: float) -> bool:

@@ -19,20 +19,24 @@ __all__ = ["DIALECTS", "classify", "rebuild"]
 
 
 def rebuild(
-    received: Sequence[AnySpan], logs: Sequence[LogEvent] = (), dialects: Sequence[Dialect] = ()
+    received: Sequence[AnySpan],
+    logs: Sequence[LogEvent] = (),
+    dialects: Sequence[Dialect] = (),
+    id_attributes: Sequence[str] = (),
 ) -> list[Trajectory]:
     """All the agent runs in ONE trace (all spans share a trace id). Pure function.
 
     `logs` are GenAI events that arrived as OTLP log records; each is read as an event of the
     span it names. `dialects` are the config's mappings (`rebuild.mapping.mapped_dialects`), asked
-    first. Spans of other trace ids, if any, are rebuilt as their own traces.
+    first; `id_attributes` (`conversations.id_attributes`) name a run's conversation before the conventions' ids.
+    Spans of other trace ids, if any, are rebuilt as their own traces.
     """
     spans = [span.read() for span in received]
     if not spans:
         return []
     trace_id = spans[0].trace_id
     if all(s.trace_id == trace_id for s in spans) and all(log.trace_id == trace_id for log in logs):
-        return rebuild_trace(spans, logs, dialects=dialects)
+        return rebuild_trace(spans, logs, dialects=dialects, id_attributes=id_attributes)
     by_trace: dict[str, tuple[list[Span], list[LogEvent]]] = {}
     for span in spans:
         by_trace.setdefault(span.trace_id, ([], []))[0].append(span)
@@ -42,5 +46,5 @@ def rebuild(
     return [
         t
         for trace_spans, trace_logs in by_trace.values()
-        for t in rebuild_trace(trace_spans, trace_logs, dialects=dialects)
+        for t in rebuild_trace(trace_spans, trace_logs, dialects=dialects, id_attributes=id_attributes)
     ]

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
+from otelgrade.rebuild.identity import conversation_of
 from otelgrade.rebuild.requests import requests
 from otelgrade.rebuild.runs import Notes, build, find_runs
 from otelgrade.rebuild.tree import Tree
@@ -14,10 +15,15 @@ from otelgrade.trajectory import Trajectory
 
 
 def rebuild_trace(
-    spans: Sequence[Span], logs: Sequence[LogEvent] = (), notes: Notes | None = None, dialects: Sequence[Dialect] = ()
+    spans: Sequence[Span],
+    logs: Sequence[LogEvent] = (),
+    notes: Notes | None = None,
+    dialects: Sequence[Dialect] = (),
+    id_attributes: Sequence[str] = (),
 ) -> list[Trajectory]:
     """Every run of one trace, ordered by start time. `dialects` (from the config's mappings) are asked before
-    the built-in ones; `notes` collects why spans were set aside."""
+    the built-in ones; `id_attributes` (`conversations.id_attributes`) before the built-in conversation ids;
+    `notes` collects why spans were set aside."""
     if not spans:
         return []
     notes = {} if notes is None else notes
@@ -35,4 +41,8 @@ def rebuild_trace(
                 regions[caller].append(run.root.span_id)
     built = {run.root.span_id: build(tree, classified, run, regions[run.root.span_id], notes) for run in runs}
     found = requests(tree, classified, runs, built, regions, notes)
+    for trajectory in found:
+        trajectory.conversation_id, trajectory.ends_conversation = conversation_of(
+            tree, trajectory.span_id, id_attributes
+        )
     return sorted(found, key=lambda t: (t.start_time or "", tree.order.get(t.span_id, -1)))

@@ -1,0 +1,222 @@
+"""Conversations: the runs that share a conversation id, merged into one trajectory once the conversation is complete.
+
+`merge` makes the `Conversation` a `level: conversation` suite grades. `Conversations` holds the open ones live:
+each turn's trajectory as JSON bytes (never spans), one deadline heap for all of them. A conversation completes
+`settle` after its last run, at once on a run carrying the end marker, or when the caps (count, bytes) need its
+room (`evicted`: graded as it stands). A completed conversation is kept `keep_completed` so a later run re-opens it
+with its earlier turns; it is then graded again, as the next revision of its grades.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from otelgrade.settings import ConversationSettings
+from otelgrade.trajectory import PARTS, Conversation, Handoff, LLMCall, ToolCall, Trajectory, content_text
+
+Completion = Literal["settled", "ended", "evicted", "shutdown"]
+COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown")
+
+
+def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Conversation:
+    """The conversation of `runs` (its turns, in any order) as one trajectory: turns ordered by start time, steps
+    numbered across them, each turn's new messages appended (a turn that re-sends the history adds only what
+    follows its last user message), the parts any turn lacks lacking."""
+    turns = sorted(runs, key=lambda r: (r.start_time or "", r.trace_id, r.span_id))
+    if not turns:
+        raise ValueError("a conversation has at least one run")
+    first, last = turns[0], turns[-1]
+    llm_calls: list[LLMCall] = []
+    tool_calls: list[ToolCall] = []
+    handoffs: list[Handoff] = []
+    messages: list[dict[str, object]] = []
+    attributes: dict[str, object] = {}
+    offset = 0
+    for number, run in enumerate(turns):
+        llm_calls.extend(c.model_copy(update={"step": c.step + offset}) for c in run.llm_calls)
+        tool_calls.extend(c.model_copy(update={"step": c.step + offset}) for c in run.tool_calls)
+        handoffs.extend(h.model_copy(update={"step": h.step + offset}) for h in run.handoffs)
+        messages.extend(run.messages if number == 0 else _new_messages(run.messages))
+        attributes.update(run.attributes)
+        offset += run.steps
+    failed = next((r for r in turns if r.status == "error"), None)
+    lacks = {part for r in turns for part in r.lacks}
+    return Conversation(
+        trace_id=last.trace_id,
+        span_id=last.span_id,
+        service_name=last.service_name or first.service_name,
+        agent_name=first.agent_name,
+        environment=last.environment or first.environment,
+        source=first.source,
+        input=first.input,
+        output=last.output,
+        status="error" if failed is not None else "ok",
+        error=f"turn {turns.index(failed) + 1}: {failed.error or 'error'}" if failed is not None else None,
+        start_time=first.start_time,
+        end_time=last.end_time,
+        duration_s=_seconds_between(first, last),
+        llm_calls=llm_calls,
+        tool_calls=tool_calls,
+        messages=messages,
+        steps=offset,
+        attributes=attributes,
+        ground_truth=next((r.ground_truth for r in reversed(turns) if r.ground_truth is not None), None),
+        agents=list(dict.fromkeys(a for r in turns for a in (r.agents or [r.agent_name or ""]) if a)),
+        handoffs=handoffs,
+        lacks=[p for p in PARTS if p in lacks],
+        unread=[u for r in turns for u in r.unread],
+        conversation_id=conversation_id or last.conversation_id,
+        ends_conversation=any(r.ends_conversation for r in turns),
+        turns=len(turns),
+        runs=list(turns),
+    )
+
+
+def _new_messages(messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    """What a later turn adds: from its last user message with text on (the history before it was sent again);
+    all but the system prompt when it has none."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user" and content_text(messages[index].get("content")):
+            return messages[index:]
+    return [m for m in messages if m.get("role") != "system"]
+
+
+def _seconds_between(first: Trajectory, last: Trajectory) -> float | None:
+    from datetime import datetime
+
+    if not first.start_time or not last.end_time:
+        return None
+    start = datetime.fromisoformat(first.start_time.replace("Z", "+00:00"))
+    end = datetime.fromisoformat(last.end_time.replace("Z", "+00:00"))
+    return max(0.0, (end - start).total_seconds())
+
+
+@dataclass(slots=True)
+class Held:
+    """One conversation's turns, each as its trajectory's JSON, keyed by (trace id, span id) so a run graded again
+    after late spans replaces its earlier self."""
+
+    conversation_id: str
+    turns: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    nbytes: int = 0
+    last_run: float = 0.0  # when its latest run arrived (the clock of `Conversations`)
+    completed_at: float | None = None  # None while open
+    reopened: int = 0  # how often a run came after it was complete
+
+    def add(self, run: Trajectory) -> int:
+        """Hold the run; the change in bytes held."""
+        body = run.model_dump_json().encode()
+        before = self.turns.get((run.trace_id, run.span_id))
+        self.turns[(run.trace_id, run.span_id)] = body
+        change = len(body) - (len(before) if before is not None else 0)
+        self.nbytes += change
+        return change
+
+    def conversation(self) -> Conversation:
+        return merge([Trajectory.model_validate_json(body) for body in self.turns.values()], self.conversation_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """A conversation ready to grade, why, and whether it was complete before (a re-open)."""
+
+    conversation: Conversation
+    reason: Completion
+    reopened: bool
+
+
+class Conversations:
+    """The conversations being held, open and recently completed. Not thread-safe: one grading thread owns it."""
+
+    def __init__(self, settings: ConversationSettings, clock: Callable[[], float]) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.open: OrderedDict[str, Held] = OrderedDict()  # least recently active first
+        self.completed: OrderedDict[str, Held] = OrderedDict()  # earliest completed first
+        self.nbytes = 0
+        self._deadlines: list[tuple[float, str]] = []  # (settle deadline, id); stale entries are skipped
+        self.reopened_total = 0
+
+    def __len__(self) -> int:
+        return len(self.open) + len(self.completed)
+
+    def add(self, run: Trajectory) -> list[Completed]:
+        """Hold a request run that names a conversation; what completes because of it (its own conversation when
+        the run ends it, the oldest open ones when the caps need room)."""
+        cid = run.conversation_id
+        if cid is None:
+            return []
+        now = self.clock()
+        held = self.open.pop(cid, None)
+        reopened = False
+        if held is None:
+            held = self.completed.pop(cid, None)
+            if held is not None:
+                reopened = True
+                held.reopened += 1
+                held.completed_at = None
+                self.reopened_total += 1
+            else:
+                held = Held(cid)
+        self.open[cid] = held
+        self.nbytes += held.add(run)
+        held.last_run = now
+        done: list[Completed] = []
+        if run.ends_conversation:
+            done.append(self._complete(held, "ended", reopened or held.reopened > 0))
+        else:
+            heapq.heappush(self._deadlines, (now + self.settings.settle, cid))
+        done.extend(self._make_room())
+        return done
+
+    def due(self) -> list[Completed]:
+        """The open conversations whose last run is `settle` old; completed ones past `keep_completed` forgotten."""
+        now = self.clock()
+        done: list[Completed] = []
+        while self._deadlines and self._deadlines[0][0] <= now:
+            _, cid = heapq.heappop(self._deadlines)
+            held = self.open.get(cid)
+            if held is not None and held.last_run + self.settings.settle <= now:
+                done.append(self._complete(held, "settled", held.reopened > 0))
+        keep = self.settings.keep_completed
+        while self.completed:
+            cid, held = next(iter(self.completed.items()))
+            if held.completed_at is None or held.completed_at + keep > now:
+                break
+            self._forget(cid)
+        return done
+
+    def next_deadline(self) -> float | None:
+        """When the next open conversation may settle (None: none open)."""
+        return self._deadlines[0][0] if self._deadlines else None
+
+    def drain(self) -> list[Completed]:
+        """Every open conversation, complete now (shutdown without a spool to keep them)."""
+        return [self._complete(held, "shutdown", held.reopened > 0) for held in list(self.open.values())]
+
+    def _complete(self, held: Held, reason: Completion, reopened: bool) -> Completed:
+        self.open.pop(held.conversation_id, None)
+        held.completed_at = self.clock()
+        self.completed[held.conversation_id] = held
+        return Completed(held.conversation(), reason, reopened)
+
+    def _forget(self, cid: str) -> None:
+        held = self.completed.pop(cid)
+        self.nbytes -= held.nbytes
+
+    def _make_room(self) -> list[Completed]:
+        """Within the caps: forget the earliest completed conversations, then grade the least recently active
+        open ones as they stand."""
+        cap, max_bytes = self.settings.max_conversations, self.settings.max_bytes
+        while self.completed and (len(self) > cap or self.nbytes > max_bytes):
+            self._forget(next(iter(self.completed)))
+        done: list[Completed] = []
+        while len(self.open) > 1 and (len(self.open) > cap or self.nbytes > max_bytes):
+            held = next(iter(self.open.values()))
+            done.append(self._complete(held, "evicted", held.reopened > 0))
+            self._forget(held.conversation_id)
+        return done

@@ -1,0 +1,72 @@
+"""Which conversation a run belongs to, and whether the run ends it: read once, when the run is rebuilt.
+
+The id is the first of the names below found on the run's root span, its ancestors (nearest first), the spans
+of its subtree (in tree order), then the resource. The config's `conversations.id_attributes` are asked before
+the built-in names. A run ends its conversation when one of those spans (or the resource) carries
+`otelgrade.conversation.end` set to true: the GenAI conventions define no end signal of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from otelgrade.rebuild.tree import Tree
+
+CONVERSATION_ID_ATTRIBUTES: tuple[str, ...] = (
+    "gen_ai.conversation.id",  # GenAI conventions (Google ADK, Pydantic AI, OpenAI instrumentation)
+    "session.id",  # OpenInference (LangChain/LangGraph thread ids land here), OTel session conventions, Agno
+    "langfuse.session.id",  # Langfuse SDK
+    "traceloop.association.properties.session_id",  # Traceloop/OpenLLMetry association properties
+    "traceloop.association.properties.thread_id",  # ... LangGraph's `thread_id` under Traceloop
+    "traceloop.association.properties.conversation_id",
+    "ai.telemetry.metadata.sessionId",  # Vercel AI SDK telemetry metadata, as applications name it
+    "ai.telemetry.metadata.threadId",  # ... and Mastra's memory threads
+    "ai.telemetry.metadata.conversationId",
+    "langsmith.metadata.session_id",  # LangSmith's OpenTelemetry export
+    "langsmith.metadata.thread_id",
+    "langsmith.metadata.conversation_id",
+)
+CONVERSATION_END = "otelgrade.conversation.end"
+
+
+def conversation_of(tree: Tree, root: str, id_attributes: Sequence[str] = ()) -> tuple[str | None, bool]:
+    """The run's conversation id (None when nothing names one) and whether the run ends the conversation."""
+    keys = (*id_attributes, *CONVERSATION_ID_ATTRIBUTES) if id_attributes else CONVERSATION_ID_ATTRIBUTES
+    wanted = frozenset((*keys, CONVERSATION_END))
+    found: str | None = None
+    ended = False
+    for attributes in _places(tree, root):
+        if wanted.isdisjoint(attributes):
+            continue
+        if found is None:
+            found = _first(attributes, keys)
+        ended = ended or _true(attributes.get(CONVERSATION_END))
+        if found is not None and ended:
+            break
+    return found, ended
+
+
+def _places(tree: Tree, root: str) -> Iterable[Mapping[str, Any]]:
+    span = tree.spans.get(root)
+    if span is None:
+        return
+    yield span.attributes
+    for above in tree.ancestors(root):
+        if above in tree.spans:
+            yield tree.spans[above].attributes
+    for below in tree.walk(root)[1:]:
+        yield tree.spans[below].attributes
+    yield span.resource
+
+
+def _first(attributes: Mapping[str, Any], keys: Sequence[str]) -> str | None:
+    for key in keys:
+        value = attributes.get(key)
+        if value is not None and not isinstance(value, dict | list) and str(value).strip():
+            return str(value).strip()
+    return None
+
+
+def _true(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")

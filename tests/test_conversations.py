@@ -1,0 +1,338 @@
+"""Conversations: which conversation a run belongs to, the merged trajectory conversation suites grade, when a
+held conversation completes (settle, end marker, caps) and re-opens, and the offline path across input files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otelgrade.cli import main
+from otelgrade.config import parse_config
+from otelgrade.conversations import merge
+from otelgrade.decode import decode_traces
+from otelgrade.errors import ConfigError
+from otelgrade.graders import grader_specs
+from otelgrade.grading import Grading, Suite
+from otelgrade.judges.sampling import is_sampled, sample_key
+from otelgrade.metrics import Metrics
+from otelgrade.rebuild import rebuild
+from otelgrade.results import Grade
+from otelgrade.settings import ConversationSettings
+from otelgrade.trajectory import Conversation, Trajectory
+from tests.conversation_turns import turn
+
+
+class Recorder:
+    """An SDK tracer whose finished spans are kept, to be encoded as the OTLP request an exporter would send."""
+
+    def __init__(self, resource: dict[str, Any] | None = None) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider(resource=Resource({"service.name": "support", **(resource or {})}))
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.tracer = self.provider.get_tracer("support.agent")
+
+    def take(self) -> bytes:
+        """The spans finished since the last call, as one ExportTraceServiceRequest."""
+        body = encode_spans(self.exporter.get_finished_spans()).SerializeToString()
+        self.exporter.clear()
+        return body
+
+    def take_each_trace(self) -> list[bytes]:
+        """The spans finished since the last call, one ExportTraceServiceRequest per trace, in the order they began."""
+        by_trace: dict[int, list[Any]] = {}
+        for span in self.exporter.get_finished_spans():
+            by_trace.setdefault(span.context.trace_id, []).append(span)
+        self.exporter.clear()
+        return [encode_spans(spans).SerializeToString() for spans in by_trace.values()]
+
+    def runs(self, id_attributes: tuple[str, ...] = ()) -> list[Trajectory]:
+        return rebuild(decode_traces(self.take()).spans, id_attributes=id_attributes)
+
+
+# --- identity ---------------------------------------------------------------------------------------------------
+
+
+def test_a_model_call_spans_conversation_id_names_the_runs_conversation() -> None:
+    rec = Recorder()
+    turn(rec.tracer, [], "where is order 7?", "It shipped.", ["lookup_order"], ids={"gen_ai.conversation.id": "c-1"})
+    [run] = rec.runs()
+    assert run.conversation_id == "c-1" and not run.ends_conversation
+
+
+def test_an_ancestor_span_or_the_resource_names_it_too() -> None:
+    rec = Recorder()
+    with rec.tracer.start_as_current_span("POST /chat", attributes={"session.id": "web-42"}):
+        turn(rec.tracer, [], "hello", "Hi!")
+    assert [r.conversation_id for r in rec.runs()] == ["web-42"]
+    rec = Recorder(resource={"session.id": "proc-session"})
+    turn(rec.tracer, [], "hello", "Hi!")
+    assert [r.conversation_id for r in rec.runs()] == ["proc-session"]
+
+
+def test_the_applications_own_attribute_is_read_only_when_the_config_names_it() -> None:
+    rec = Recorder()
+    turn(rec.tracer, [], "hello", "Hi!", on_agent={"app.chat_id": "chat-9"})
+    body = rec.take()
+    assert [r.conversation_id for r in rebuild(decode_traces(body).spans)] == [None]
+    runs = rebuild(decode_traces(body).spans, id_attributes=("app.chat_id",))
+    assert [r.conversation_id for r in runs] == ["chat-9"]
+
+
+def test_the_end_marker_on_any_span_of_the_run_ends_its_conversation() -> None:
+    rec = Recorder()
+    ids = {"gen_ai.conversation.id": "c-2", "otelgrade.conversation.end": True}
+    turn(rec.tracer, [], "thanks, bye", "Goodbye!", ids=ids)
+    [run] = rec.runs()
+    assert run.conversation_id == "c-2" and run.ends_conversation
+
+
+# --- the merged trajectory ----------------------------------------------------------------------------------------
+
+
+def three_turns(rec: Recorder, cid: str = "c-1", third_tools: tuple[str, ...] = ("delete_account",)) -> None:
+    """A support conversation: a lookup, a question answered from memory, then the third turn's `third_tools`."""
+    history: list[dict[str, Any]] = []
+    ids = {"gen_ai.conversation.id": cid}
+    turn(rec.tracer, history, "Where is order 7? Do not touch my account.", "It shipped.", ["lookup_order"], ids)
+    turn(rec.tracer, history, "When will it arrive?", "Tomorrow.", [], ids)
+    turn(rec.tracer, history, "Close my old account please", "Done.", list(third_tools), ids)
+
+
+def test_a_conversation_is_its_turns_merged_in_order_with_the_history_once() -> None:
+    rec = Recorder()
+    three_turns(rec)
+    runs = rec.runs()
+    conversation = merge(list(reversed(runs)))  # in any order
+    assert isinstance(conversation, Conversation)
+    assert conversation.turns == 3 and [r.trace_id for r in conversation.runs] == [r.trace_id for r in runs]
+    assert conversation.conversation_id == "c-1"
+    assert (conversation.trace_id, conversation.span_id) == (runs[-1].trace_id, runs[-1].span_id)
+    assert conversation.input == "Where is order 7? Do not touch my account." and conversation.output == "Done."
+    assert [c.name for c in conversation.tool_calls] == ["lookup_order", "delete_account"]
+    assert [c.step for c in conversation.llm_calls] == [1, 2, 3, 4, 5]  # numbered across the turns
+    users = [m["content"] for m in conversation.messages if m["role"] == "user"]
+    assert users == [
+        "Where is order 7? Do not touch my account.",
+        "When will it arrive?",
+        "Close my old account please",
+    ]
+    assert [m["content"] for m in conversation.messages if m["role"] == "assistant" and m["content"]] == [
+        "It shipped.",
+        "Tomorrow.",
+        "Done.",
+    ]
+
+
+def test_a_part_one_turn_lacks_the_whole_conversation_lacks() -> None:
+    rec = Recorder()
+    three_turns(rec)
+    runs = rec.runs()
+    runs[1].lacks = ["messages"]
+    assert merge(runs).lacks == ["messages"]
+
+
+# --- grading conversations ------------------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def grading_for(graders: list[dict[str, Any]], clock: Clock, **settings: Any) -> tuple[Grading, list[Grade]]:
+    exported: list[Grade] = []
+    specs = [s for block in graders for s in grader_specs(block)]
+    suite = Suite.build("whole", {}, specs, level="conversation")
+    grading = Grading([suite], exported.extend, Metrics(), clock=clock, conversations=ConversationSettings(**settings))
+    return grading, exported
+
+
+SAFE = {"name": "safe", "type": "tools_not_called", "tools": ["delete_account"]}
+SHORT = {"name": "short", "type": "max_turns", "max": 2}
+
+
+def test_a_conversation_is_graded_settle_after_its_last_run_and_not_before() -> None:
+    clock = Clock()
+    grading, exported = grading_for([SAFE, SHORT], clock, settle=60)
+    rec = Recorder()
+    three_turns(rec)
+    runs = rec.runs()
+    for run in runs:
+        grading.hold_turn(run)
+        clock.now += 30  # each turn within settle of the one before
+    assert exported == [] and grading.settle_conversations() == []
+    clock.now += 30
+    graded = grading.settle_conversations()
+    assert {(g.grader, g.outcome, g.level, g.conversation_id) for g in graded} == {
+        ("safe", "fail", "conversation", "c-1"),
+        ("short", "fail", "conversation", "c-1"),
+    }
+    assert all((g.trace_id, g.span_id) == (runs[-1].trace_id, runs[-1].span_id) for g in graded)
+    assert "delete_account" in next(g.rationale for g in graded if g.grader == "safe")
+    assert grading.metrics.conversations_completed.labels("settled")._value.get() == 1
+
+
+def test_the_end_marker_grades_the_conversation_at_once() -> None:
+    clock = Clock()
+    grading, _exported = grading_for([SHORT], clock, settle=3600)
+    rec = Recorder()
+    ids = {"gen_ai.conversation.id": "c-3"}
+    history: list[dict[str, Any]] = []
+    turn(rec.tracer, history, "hi", "Hello!", ids=ids)
+    turn(rec.tracer, history, "bye", "Bye!", ids={**ids, "otelgrade.conversation.end": "true"})
+    graded = [g for run in rec.runs() for g in grading.hold_turn(run)]
+    assert [(g.grader, g.outcome, g.revision) for g in graded] == [("short", "pass", 1)]
+
+
+def test_a_run_after_completion_reopens_the_conversation_and_it_is_graded_again_with_every_turn() -> None:
+    clock = Clock()
+    grading, _exported = grading_for([SAFE, SHORT], clock, settle=60)
+    rec = Recorder()
+    three_turns(rec, third_tools=())
+    runs = rec.runs()
+    for run in runs[:2]:
+        grading.hold_turn(run)
+    clock.now += 61
+    first = grading.settle_conversations()
+    assert {(g.grader, g.outcome, g.revision) for g in first} == {("safe", "pass", 1), ("short", "pass", 1)}
+    grading.hold_turn(runs[2])  # the user comes back
+    clock.now += 61
+    again = grading.settle_conversations()
+    assert {(g.grader, g.outcome, g.revision) for g in again} == {("safe", "pass", 2), ("short", "fail", 2)}
+    assert grading.metrics.conversations_reopened._value.get() == 1
+    assert grading.metrics.regrades.labels("whole", "short", "pass_to_fail")._value.get() == 1
+
+
+def test_past_the_caps_the_oldest_open_conversation_is_graded_as_it_stands_and_counted() -> None:
+    clock = Clock()
+    grading, _ = grading_for([SHORT], clock, settle=3600, max_conversations=2)
+    rec = Recorder()
+    for cid in ("a", "b", "c"):
+        turn(rec.tracer, [], f"hello from {cid}", "Hi!", ids={"gen_ai.conversation.id": cid})
+    graded = [g for run in rec.runs() for g in grading.hold_turn(run)]
+    assert [(g.conversation_id, g.outcome) for g in graded] == [("a", "pass")]
+    assert grading.metrics.conversations_completed.labels("evicted")._value.get() == 1
+    assert sorted(grading.conversations.open) == ["b", "c"]
+
+
+def test_held_conversations_stay_within_their_byte_cap() -> None:
+    clock = Clock()
+    rec = Recorder()
+    for cid in range(20):
+        turn(rec.tracer, [], "x" * 2000, "Hi!", ids={"gen_ai.conversation.id": f"c{cid}"})
+    runs = rec.runs()
+    cap = 8 * len(runs[0].model_dump_json())
+    grading, _ = grading_for([SHORT], clock, settle=3600, max_bytes=cap)
+    evicted = [g for run in runs for g in grading.hold_turn(run)]
+    assert grading.conversations.nbytes <= cap and len(evicted) == 20 - len(grading.conversations.open)
+
+
+def test_a_run_that_names_no_conversation_is_counted_not_graded() -> None:
+    clock = Clock()
+    grading, exported = grading_for([SHORT], clock, settle=1)
+    rec = Recorder()
+    turn(rec.tracer, [], "hello", "Hi!")
+    for run in rec.runs():
+        grading.hold_turn(run)
+    clock.now += 5
+    assert grading.settle_conversations() == [] and exported == []
+    assert grading.metrics.runs_without_conversation._value.get() == 1
+
+
+def test_run_suites_do_not_see_conversations_nor_conversation_suites_runs() -> None:
+    clock = Clock()
+    exported: list[Grade] = []
+    run_suite = Suite.build("turns", {}, grader_specs(SAFE))
+    whole = Suite.build("whole", {}, grader_specs(SHORT), level="conversation")
+    grading = Grading([run_suite, whole], exported.extend, Metrics(), clock=clock)
+    rec = Recorder()
+    three_turns(rec)
+    runs = rec.runs()
+    for run in runs:
+        grading.grade(run)
+    assert [(g.suite, g.outcome, g.level) for g in exported] == [("turns", o, "run") for o in ("pass", "pass", "fail")]
+    exported.clear()
+    grading.grade(merge(runs))
+    assert [(g.suite, g.level) for g in exported] == [("whole", "conversation")]
+
+
+def test_judges_sample_a_conversation_by_its_id_whichever_run_is_last() -> None:
+    rec = Recorder()
+    three_turns(rec)
+    runs = rec.runs()
+    two, three = merge(runs[:2]), merge(runs)
+    assert two.trace_id != three.trace_id and sample_key(two) == sample_key(three)
+    rates = [0.1 * n for n in range(1, 10)]
+    assert [is_sampled(sample_key(two), "j", r) for r in rates] == [
+        is_sampled(sample_key(three), "j", r) for r in rates
+    ]
+
+
+# --- configuration --------------------------------------------------------------------------------------------------
+
+
+def test_conversation_graders_need_a_conversation_suite() -> None:
+    with pytest.raises(ConfigError, match=r"suites\[0\]\.level.*max_turns.*level: conversation"):
+        parse_config({"suites": [{"name": "s", "graders": [SHORT]}]})
+    with pytest.raises(ConfigError, match=r"suites\[0\]\.level.*`run`.*`conversation`"):
+        parse_config({"suites": [{"name": "s", "level": "session", "graders": [SAFE]}]})
+    config = parse_config(
+        {
+            "conversations": {"settle": "5m", "id_attributes": ["app.chat_id"]},
+            "suites": [{"name": "s", "level": "conversation", "graders": [SHORT]}],
+        }
+    )
+    assert config.suites[0].level == "conversation" and config.conversations.settle == 300
+    assert config.conversations.id_attributes == ["app.chat_id"]
+
+
+# --- offline ----------------------------------------------------------------------------------------------------------
+
+
+def test_grade_groups_runs_across_files_and_grades_each_conversation_at_the_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rec = Recorder()
+    three_turns(rec, "c-1")
+    history: list[dict[str, Any]] = []
+    turn(rec.tracer, history, "hi", "Hello!", on_agent={"app.chat_id": "other"})
+    # Each turn in a file of its own, in two folders, as an exporter's files would be.
+    for number, body in enumerate(rec.take_each_trace()):
+        folder = tmp_path / ("a" if number % 2 else "b")
+        folder.mkdir(exist_ok=True)
+        (folder / f"turn{number}.pb").write_bytes(body)
+    config = tmp_path / "otelgrade.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "conversations": {"id_attributes": ["app.chat_id"]},
+                "suites": [
+                    {"name": "whole", "level": "conversation", "graders": [SAFE, SHORT]},
+                    {"name": "turns", "graders": [{"name": "budget", "type": "max_tool_calls", "max": 5}]},
+                ],
+            }
+        )
+    )
+    code = main(["grade", "--config", str(config), "--format", "json", str(tmp_path / "a"), str(tmp_path / "b")])
+    grades = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 1
+    whole = {(g["conversation_id"], g["grader"]): g["outcome"] for g in grades if g["level"] == "conversation"}
+    assert whole == {
+        ("c-1", "safe"): "fail",
+        ("c-1", "short"): "fail",
+        ("other", "safe"): "pass",
+        ("other", "short"): "pass",
+    }
+    turns = [g for g in grades if g["level"] == "run"]
+    assert len(turns) == 4 and {g["conversation_id"] for g in turns} == {"c-1", "other"}
