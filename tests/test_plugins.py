@@ -69,6 +69,7 @@ GRADER_PARAMS: dict[str, dict[str, Any]] = {
     "not": {"grader": PASS},
     "threshold": {"grader": PASS, "min_score": 0.5},
     "per_turn": {"turns": [[PASS]]},
+    "max_turns": {"max": 5},
     "arguments_contain": {"text": "OSL"},
     "arguments_match": {"pattern": "OSL"},
     "arguments_schema": {"schema": {"type": "object"}},
