@@ -9,9 +9,10 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from otelgrade.gathering import GradedRun
 from otelgrade.metrics import Metrics
 from otelgrade.results import OUTCOMES, Grade
-from otelgrade.sinks import Sink
+from otelgrade.sinks import RunSink, Sink
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,7 @@ class Exporter:
     def __init__(self, metrics: Metrics, sinks: Sequence[Sink] = ()) -> None:
         self.metrics = metrics
         self.sinks = list(sinks)
+        self.run_sinks = [sink for sink in self.sinks if isinstance(sink, RunSink)]
         self._lock = threading.Lock()
         self._counters: dict[Series, Any] = {}  # label children, looked up once per series
 
@@ -60,6 +62,15 @@ class Exporter:
                 try:
                     sink.write(grades)
                 except Exception:  # a sink's failures are counted by the sink; they never stop grading
+                    log.exception("sink %s failed", type(sink).__name__)
+
+    def run_graded(self, run: GradedRun) -> None:
+        """A graded run's grades together (already counted and written one by one): to the sinks about runs."""
+        with self._lock:
+            for sink in self.run_sinks:
+                try:
+                    sink.write_run(run)
+                except Exception:
                     log.exception("sink %s failed", type(sink).__name__)
 
     def _start(self, key: Series) -> Any:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from otelgrade.conversations import Completed, Conversations, merge
+from otelgrade.gathering import Deliver, Gathering
 from otelgrade.graders import GraderSpec
 from otelgrade.graders.base import is_judge
 from otelgrade.graders.scope import Scoped
@@ -89,8 +90,12 @@ class Grading:
         remember: int = 10_000,
         span_ground_truth: bool = False,
         conversations: ConversationSettings | None = None,
+        on_graded: Deliver | None = None,
+        gather_wait: float = 60.0,
     ) -> None:
         self.export = export
+        # each graded run's grades together, once its judges answered or `gather_wait` passed (`tick`)
+        self.gathering = Gathering(on_graded, gather_wait, clock) if on_graded is not None else None
         self.span_ground_truth = span_ground_truth  # `rebuild.ground_truth_from_spans`
         self.on_run = on_run  # sees every run that some suite grades, before its grades are exported
         self.metrics = metrics if metrics is not None else Metrics()
@@ -149,6 +154,7 @@ class Grading:
             m.runs.labels(*labels).inc()
         ready: list[Grade] = []
         pending: list[Future[Grade]] = []
+        awaited: list[str] = []  # whose the pending grades are: suite/grader
         suites = [suite for suite in self.route(trajectory) if suite.regrade or not again or whole]
         if not suites and not again and not whole and trajectory.parent_span_id is None:
             self._note_unmatched(labels, trajectory.source)
@@ -168,8 +174,16 @@ class Grading:
                         ready.append(self._record(suite, g.spec, trajectory, verdict, call_span_id))
                     else:
                         pending.append(self._later(suite, g.spec, trajectory, verdict, call_span_id))
+                        awaited.append(f"{suite.name}/{g.spec.name}")
         self.export(ready)
+        if self.gathering is not None and suites:
+            self.gathering.add(trajectory, ready, pending, awaited)
         return ready, pending
+
+    def tick(self, now: float | None = None) -> None:
+        """Hand on the graded runs whose judges have not answered within `gather_wait` (`now` = inf: all)."""
+        if self.gathering is not None:
+            self.gathering.expire(now)
 
     def grade_trace(
         self,

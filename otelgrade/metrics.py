@@ -216,6 +216,16 @@ class Metrics:
         )
         # --- sinks
         self.sink_errors = Counter("otelgrade_sink_errors", "Grades a sink failed to write", ["sink"], registry=r)
+        self.sink_delivered = Counter(
+            "otelgrade_sink_delivered", "Messages (one per graded run) a sink delivered", ["sink"], registry=r
+        )
+        self.sink_dropped = Counter(
+            "otelgrade_sink_dropped",
+            "Messages (one per graded run) a sink gave up on, by reason: queue_full, rejected (a 4xx answer), "
+            "gave_up (retries spent), shutdown (not delivered within the shutdown flush), unencodable",
+            ["sink", "reason"],
+            registry=r,
+        )
 
         self.run_labels = SeriesCap(("service", "agent"), label_limit, self.label_overflow)
         self.environment_label = SeriesCap(("environment",), environment_limit, self.label_overflow)

@@ -27,8 +27,10 @@ import contextlib
 import ctypes
 import gc
 import logging
+import math
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Callable
@@ -79,6 +81,21 @@ def run(config_path: str | None) -> int:
         print(f"otelgrade: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(Server(config, config_path).serve())
+
+
+def pages_url(config: Config) -> str:
+    """Where people reach the grades page: `ui.external_url` when set, else the metrics endpoint's own address (a
+    wildcard host named by this machine's name)."""
+    external = getattr(config.ui, "external_url", None)
+    if external:
+        return str(external).rstrip("/")
+    if not config.metrics.endpoint:
+        return ""
+    host, port = split_address(config.metrics.endpoint)
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        host = socket.gethostname()
+    scheme = Access.of(config.metrics.tls, config.metrics.auth).scheme
+    return f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
 
 
 def _regrades(config: Config) -> bool:
@@ -135,7 +152,7 @@ class Server:
         self._config_stamp = self._stamp()
         self.runs = RunStore(config.ui.keep)  # the grades page's runs
         self.run_log = RunLog(config.ui, clock)
-        sinks = [sink.build(self.metrics) for sink in config.sinks]
+        sinks = [sink.build(self.metrics, pages_url(config)) for sink in config.sinks]
         self._retrying_sinks = [sink for sink in sinks if isinstance(sink, RetryingSink)]
         self._trace_sinks = [sink for sink in sinks if isinstance(sink, TraceSink)]
         self._unwritten_runs: set[str] = set()  # graded, not marked: a sink holds some of their grades to retry
@@ -151,6 +168,8 @@ class Server:
             remember=config.assembly.regrade_traces,
             span_ground_truth=config.rebuild.ground_truth_from_spans,
             conversations=config.conversations,
+            on_graded=self.exporter.run_graded,
+            gather_wait=config.judge.timeout,
         )
 
     def _suites(self, config: Config) -> list[Suite]:
@@ -246,6 +265,7 @@ class Server:
                 log.exception("closing the judge runner failed")
         loop = asyncio.get_running_loop()
         try:
+            await loop.run_in_executor(self._grading, self.grading.tick, math.inf)  # runs whose judges did not answer
             await loop.run_in_executor(self._grading, self.exporter.flush)
             await loop.run_in_executor(self._grading, self.exporter.close)
         except Exception:
@@ -329,6 +349,7 @@ class Server:
             if self._unwritten_runs and now >= next_mark_retry:
                 next_mark_retry = now + MARK_RETRY_SECONDS
                 asyncio.get_running_loop().run_in_executor(self._grading, self._mark_graded, [])
+            self.grading.tick()
             self.run_log.tick()
             if now >= next_unmatched_report:
                 next_unmatched_report = now + UNMATCHED_REPORT_SECONDS

@@ -21,7 +21,7 @@ STEPS: list[tuple[str, ...]] = [
     ("conversations",),
     ("judges",),
     ("graders",),
-    ("grading",),
+    ("grading", "gathering"),
     ("sinks", "export", "ui"),
     ("config",),
     ("offline", "server"),

@@ -20,6 +20,7 @@ from aiohttp import web
 from otelgrade.config import parse_config
 from otelgrade.errors import ConfigError
 from otelgrade.export import Exporter
+from otelgrade.gathering import GradedRun
 from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade, Outcome
@@ -259,6 +260,14 @@ def test_a_trace_url_that_is_not_http_is_refused_when_the_config_is_read(url: st
 # --- the log lines -------------------------------------------------------------------------------
 
 
+def graded(runlog: RunLog, grades: list[Grade]) -> None:
+    """The grades as the exporter hands them on: one by one, then each run's together."""
+    runlog.write(grades)
+    for key in dict.fromkeys((g.trace_id, g.span_id) for g in grades):
+        run = tuple(g for g in grades if (g.trace_id, g.span_id) == key)
+        runlog.write_run(GradedRun(Trajectory(trace_id=key[0], span_id=key[1]), run))
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -272,10 +281,10 @@ def test_one_line_per_failing_run_rate_limited_and_a_summary(caplog: pytest.LogC
     clock = Clock()
     runlog = RunLog(UiSettings(log_failures=2, log_summary=60, trace_url="http://tempo/{trace_id}"), clock)
 
-    runlog.write([grade(1, "fail", rationale="errors 1\n over max 0"), grade(1, "fail", grader="helpful"), grade(1)])
+    graded(runlog, [grade(1, "fail", rationale="errors 1\n over max 0"), grade(1, "fail", grader="helpful"), grade(1)])
     for n in (2, 3, 4):
         clock.now += 1
-        runlog.write([grade(n, "fail"), grade(n, "error", grader="helpful")])
+        graded(runlog, [grade(n, "fail"), grade(n, "error", grader="helpful")])
     lines = [r.getMessage() for r in caplog.records]
     assert lines == [
         f"run failed: trace_id={trace(1)} span_id={1:016x} service=travel-service agent=travel_agent"
@@ -289,7 +298,7 @@ def test_one_line_per_failing_run_rate_limited_and_a_summary(caplog: pytest.LogC
     caplog.clear()
     clock.now += 57  # the summary is due 60 s after the start; the limit's minute is over
     runlog.tick()
-    runlog.write([grade(5, "fail")])
+    graded(runlog, [grade(5, "fail")])
     runlog.tick()  # not due again yet
     lines = [r.getMessage() for r in caplog.records]
     assert lines[0] == (
@@ -332,7 +341,7 @@ def test_nothing_graded_means_no_summary_and_zero_turns_lines_off(caplog: pytest
     caplog.set_level(logging.INFO, "otelgrade.runs")
     clock = Clock()
     runlog = RunLog(UiSettings(log_failures=0, log_summary=0), clock)
-    runlog.write([grade(1, "fail")])
+    graded(runlog, [grade(1, "fail")])
     clock.now += 3600
     runlog.tick()
     runlog.close()
@@ -355,7 +364,7 @@ def test_names_and_reasons_sent_by_agents_cannot_break_a_log_line(caplog: pytest
         agent_name="agent\r\x1b[31m\u2028\x85",
         rationale="called \x07delete\x00account\nand more",
     )
-    RunLog(UiSettings(), Clock()).write([hostile])
+    graded(RunLog(UiSettings(), Clock()), [hostile])
     [line] = [r.getMessage() for r in caplog.records]
     assert line == (
         f"run failed: trace_id={trace(1)} span_id={1:016x} service=svc\\n2030-01-01 00:00:00,000 ERROR otelgrade: "

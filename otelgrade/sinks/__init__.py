@@ -4,7 +4,8 @@ A sink type is one file in this package: a `SinkSettings` subclass registered wi
 `type` literal names it in the config and whose `build` makes the `Sink`. A sink is written to from a
 grading thread and never raises into grading; failures are counted in `otelgrade_sink_errors_total{sink}`. A sink
 that holds and retries what it could not write says which runs wait (`RetryingSink`): with a spool, a run is marked
-graded only once every sink has written its grades.
+graded only once every sink has written its grades. A sink about whole runs (`RunSink`) also gets each graded run
+with its grades together, its judges' included (`otelgrade.gathering`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from pydantic import ValidationError
 
 from otelgrade.errors import ConfigError
+from otelgrade.gathering import GradedRun
 from otelgrade.metrics import Metrics
 from otelgrade.registry import Registry
 from otelgrade.results import Grade
@@ -64,14 +66,24 @@ class TraceSink(Sink, Protocol):
         ...
 
 
+@runtime_checkable
+class RunSink(Sink, Protocol):
+    """A sink that wants each graded run's grades together (one message per failing run), beside `write`."""
+
+    def write_run(self, run: GradedRun) -> None:
+        """One run's grades, or the part of them its judges gave after `gather_wait` (`run.part` 2). Never
+        blocks on I/O and never raises."""
+        ...
+
+
 class SinkSettings(Strict):
     """One entry of `sinks:`; subclasses add `type: Literal["<name>"]` and their own keys."""
 
     type: str
 
     @abstractmethod
-    def build(self, metrics: Metrics) -> Sink:
-        """The sink these settings describe."""
+    def build(self, metrics: Metrics, pages_url: str = "") -> Sink:
+        """The sink these settings describe; `pages_url` is where people reach the grades page (links to runs)."""
 
     def resolve_paths(self, base_dir: Path) -> SinkSettings:
         """The same settings with relative file paths made relative to `base_dir` (the config file's folder)."""
@@ -120,6 +132,7 @@ __all__ = [
     "SINK_TYPES",
     "RecallingSink",
     "RetryingSink",
+    "RunSink",
     "Sink",
     "SinkSettings",
     "TraceSink",

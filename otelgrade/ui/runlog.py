@@ -1,7 +1,11 @@
 """Log lines a person can act on: one INFO line per failing run (rate-limited, with a count of what was left
 out) and a one-line summary of what was graded every `ui.log_summary` seconds.
 
-A `Sink` of the exporter; `tick` is called by the server's loop so a summary comes out when nothing arrives.
+A run's line comes when its grades are complete, its judges' included (`otelgrade.gathering`): at the latest
+`judge.timeout` after its code graders answered, saying which judges it still awaits; a judge that fails the run
+after that gives the run a second line, marked as the late verdict.
+
+A `RunSink` of the exporter; `tick` is called by the server's loop so a summary comes out when nothing arrives.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from otelgrade.gathering import GradedRun
 from otelgrade.results import OUTCOMES, Grade
 from otelgrade.settings import UiSettings
 
@@ -47,19 +52,22 @@ class RunLog:
         self._left_out = 0
 
     def write(self, grades: Sequence[Grade]) -> None:
+        """Count grades for the summary as they come (a run's lines come from `write_run`)."""
+        if not self.settings.log_summary:  # nothing would ever read, or clear, the counts
+            return
         with self._lock:
-            failing: dict[tuple[str, str], list[Grade]] = {}
-            summarised = bool(self.settings.log_summary)  # else nothing would ever read, or clear, the counts
             for g in grades:
                 key = (g.trace_id, g.span_id)
-                if summarised:
-                    self._count(key, g)
-                if g.outcome == "fail":
-                    failing.setdefault(key, []).append(g)
-            if summarised and len(self._failing_runs) < MAX_RUNS_COUNTED:
-                self._failing_runs.update(failing)
-            for run in failing.values():
-                self._failing_run(run)
+                self._count(key, g)
+                if g.outcome == "fail" and len(self._failing_runs) < MAX_RUNS_COUNTED:
+                    self._failing_runs.add(key)
+
+    def write_run(self, run: GradedRun) -> None:
+        """The run's line, when some of its grades (or of its late judge grades) failed it."""
+        failing = [g for g in run.grades if g.outcome == "fail"]
+        if failing:
+            with self._lock:
+                self._failing_run(failing, run)
 
     def _count(self, key: tuple[str, str], grade: Grade) -> None:
         if len(self._runs) < MAX_RUNS_COUNTED:
@@ -83,7 +91,7 @@ class RunLog:
             if self.settings.log_summary:
                 self._summary()
 
-    def _failing_run(self, grades: list[Grade]) -> None:
+    def _failing_run(self, grades: list[Grade], run: GradedRun) -> None:
         now = self.clock()
         if now - self._window_start >= WINDOW_SECONDS:
             self._window_start = now
@@ -94,7 +102,7 @@ class RunLog:
             self._left_out += 1
             return
         self._logged_in_window += 1
-        line = failing_run_line(grades, self.settings.trace_link(grades[0].trace_id, grades[0].span_id))
+        line = failing_run_line(grades, self.settings.trace_link(grades[0].trace_id, grades[0].span_id), run)
         if self._left_out_before:
             line += f" ({self._left_out_before} more failing run(s) not logged: ui.log_failures is "
             line += f"{self.settings.log_failures} a minute; the grades page lists them all)"
@@ -121,8 +129,9 @@ class RunLog:
         self._left_out = 0
 
 
-def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None) -> str:
-    """One line for one run's failing grades: where the run is, and each failing grader's reason."""
+def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None, run: GradedRun | None = None) -> str:
+    """One line for one run's failing grades: where the run is, each failing grader's reason, and (`run`) the
+    judges it had not heard from by the deadline, or that these are such a judge's late verdicts."""
     first = grades[0]
     where = [f"trace_id={first.trace_id}", f"span_id={first.span_id}"]
     if first.service_name:
@@ -132,7 +141,10 @@ def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None) -> 
     reasons = "; ".join(
         f"suite={g.suite} grader={g.grader}: {_one_line(g.rationale) or '(no rationale)'}" for g in grades
     )
-    line = f"run failed: {' '.join(where)} | {reasons}"
+    said = "run failed (late judge verdict)" if run is not None and run.part > 1 else "run failed"
+    line = f"{said}: {' '.join(where)} | {reasons}"
+    if run is not None and run.waiting:
+        line += f" | no answer yet from {', '.join(run.waiting)} (judge.timeout)"
     return printable(f"{line} | trace: {trace_link}" if trace_link else line)
 
 
