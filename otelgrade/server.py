@@ -152,7 +152,7 @@ class Server:
         self._config_stamp = self._stamp()
         self.runs = RunStore(config.ui.keep)  # the grades page's runs
         self.run_log = RunLog(config.ui, clock)
-        sinks = [sink.build(self.metrics, pages_url(config)) for sink in config.sinks]
+        sinks = [sink.linked(pages_url(config)).build(self.metrics) for sink in config.sinks]
         self._retrying_sinks = [sink for sink in sinks if isinstance(sink, RetryingSink)]
         self._trace_sinks = [sink for sink in sinks if isinstance(sink, TraceSink)]
         self._unwritten_runs: set[str] = set()  # graded, not marked: a sink holds some of their grades to retry

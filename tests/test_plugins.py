@@ -107,6 +107,7 @@ SINK_SETTINGS: dict[str, dict[str, Any]] = {
     "archive": {"path": "archive"},
     "jsonl": {"path": "grades.jsonl"},
     "otlp": {"endpoint": "http://127.0.0.1:9/v1/traces"},
+    "webhook": {"url": "http://127.0.0.1:9/hook"},
 }
 
 

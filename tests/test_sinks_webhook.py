@@ -68,7 +68,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 def webhook(url: str, metrics: Metrics, pages_url: str = "http://otelgrade.example:9464", **config: Any) -> WebhookSink:
-    sink = read_sink({"type": "webhook", "url": url, **FAST, **config}).build(metrics, pages_url)
+    sink = read_sink({"type": "webhook", "url": url, **FAST, **config}).linked(pages_url).build(metrics)
     assert isinstance(sink, WebhookSink) and isinstance(sink, RunSink)
     return sink
 

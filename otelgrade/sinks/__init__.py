@@ -82,8 +82,12 @@ class SinkSettings(Strict):
     type: str
 
     @abstractmethod
-    def build(self, metrics: Metrics, pages_url: str = "") -> Sink:
-        """The sink these settings describe; `pages_url` is where people reach the grades page (links to runs)."""
+    def build(self, metrics: Metrics) -> Sink:
+        """The sink these settings describe."""
+
+    def linked(self, pages_url: str) -> SinkSettings:
+        """The same settings told where people reach the grades page, for a sink whose messages link to runs."""
+        return self
 
     def resolve_paths(self, base_dir: Path) -> SinkSettings:
         """The same settings with relative file paths made relative to `base_dir` (the config file's folder)."""

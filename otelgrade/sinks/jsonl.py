@@ -48,7 +48,7 @@ class JsonlSinkSettings(SinkSettings):
     max_bytes: int = Field(100 * 1024 * 1024, gt=0)  # rotation size
     backups: int = Field(5, ge=0)
 
-    def build(self, metrics: Metrics, pages_url: str = "") -> Sink:
+    def build(self, metrics: Metrics) -> Sink:
         return JsonlSink(self.path, metrics, max_bytes=self.max_bytes, backups=self.backups)
 
     def resolve_paths(self, base_dir: Path) -> SinkSettings:

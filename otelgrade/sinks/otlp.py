@@ -127,7 +127,7 @@ class OtlpSinkSettings(SinkSettings):
     endpoint: str
     insecure: bool = True
 
-    def build(self, metrics: Metrics, pages_url: str = "") -> Sink:
+    def build(self, metrics: Metrics) -> Sink:
         return OtlpSink(self.endpoint, metrics, insecure=self.insecure)
 
 

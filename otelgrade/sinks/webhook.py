@@ -66,6 +66,7 @@ class WebhookSinkSettings(SinkSettings):
     shutdown_flush: Duration = Field(5.0, ge=0)  # at shutdown, how long the queue may still be delivered
     excerpt_chars: int = Field(1000, gt=0)  # the most of the run's input and output, and of any text in a grade
     headers: dict[str, str] = Field(default_factory=dict)  # sent with every message (e.g. an API key)
+    pages_url: str | None = None  # where people reach the grades page; default: ui.external_url, else the server's
     secret_env: str | None = None  # names the environment variable with a shared secret: messages are signed
 
     @field_validator("url")
@@ -84,8 +85,11 @@ class WebhookSinkSettings(SinkSettings):
             )
         return self
 
-    def build(self, metrics: Metrics, pages_url: str = "") -> Sink:
-        return WebhookSink(self, metrics, pages_url)
+    def build(self, metrics: Metrics) -> Sink:
+        return WebhookSink(self, metrics, self.pages_url or "")
+
+    def linked(self, pages_url: str) -> SinkSettings:
+        return self if self.pages_url is not None else self.model_copy(update={"pages_url": pages_url})
 
 
 @dataclass(frozen=True)
