@@ -26,6 +26,7 @@ from otelgrade.metrics import Metrics
 from otelgrade.rebuild import rebuild
 from otelgrade.results import Grade
 from otelgrade.settings import ConversationSettings
+from otelgrade.sinks.otlp import evaluation_event
 from otelgrade.trajectory import Conversation, Trajectory
 from tests.conversation_turns import turn
 
@@ -336,3 +337,23 @@ def test_grade_groups_runs_across_files_and_grades_each_conversation_at_the_end(
     }
     turns = [g for g in grades if g["level"] == "run"]
     assert len(turns) == 4 and {g["conversation_id"] for g in turns} == {"c-1", "other"}
+
+
+def test_a_conversation_grade_names_its_level_and_conversation_in_every_record() -> None:
+    clock = Clock()
+    grading, _ = grading_for([SAFE], clock, settle=1)
+    rec = Recorder()
+    three_turns(rec)
+    runs = rec.runs()
+    for run in runs:
+        grading.hold_turn(run)
+    clock.now += 2
+    [grade] = grading.settle_conversations()
+    record = grade.to_dict()
+    assert (record["level"], record["conversation_id"], record["trace_id"]) == (
+        "conversation",
+        "c-1",
+        runs[-1].trace_id,
+    )
+    event = evaluation_event(grade)
+    assert event["otelgrade.level"] == "conversation" and event["gen_ai.conversation.id"] == "c-1"

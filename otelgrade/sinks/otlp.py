@@ -2,7 +2,8 @@
 
 Each graded run becomes one short span, child of the run's root span (same trace id), carrying one
 `gen_ai.evaluation.result` event per grade, so Jaeger, Tempo or Phoenix show the grades beside the
-run; grades of a single call (`scope: tool_call` / `llm_call`) go on a span under that call's span.
+run; grades of a single call (`scope: tool_call` / `llm_call`) go on a span under that call's span, and a whole
+conversation's grades (`otelgrade.level: conversation`) under the span of its last run.
 Spans leave through the OpenTelemetry SDK's batch processor and OTLP exporter (gRPC for `host:port`,
 HTTP for `http(s)://` endpoints), on a private tracer provider; `write` never blocks on the network.
 """
@@ -60,6 +61,10 @@ def evaluation_event(grade: Grade) -> dict[str, Any]:
         attrs["otelgrade.call.span_id"] = grade.call_span_id
     if grade.version:
         attrs["otelgrade.grader.version"] = grade.version
+    if grade.conversation_id is not None:  # also on a run's grades: which conversation the run is a turn of
+        attrs["gen_ai.conversation.id"] = grade.conversation_id
+    if grade.level != "run":  # a whole conversation's grade, on its last run's span
+        attrs["otelgrade.level"] = grade.level
     if grade.revision > 1:  # supersedes the same grade's lower revisions (the run was re-graded on late spans)
         attrs["otelgrade.revision"] = grade.revision
     if grade.outcome == "error":

@@ -1,0 +1,84 @@
+"""Conversations through `otelgrade serve`, each turn sent by the OpenTelemetry SDK's OTLP exporter as its own
+trace: graded `settle` after the last turn, at once at the end marker, re-opened and graded again when the user
+comes back, graded at shutdown rather than lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from tests.conftest import ServeProcess
+from tests.conversation_turns import turn
+
+SUITE = {
+    "name": "whole",
+    "level": "conversation",
+    "graders": [
+        {"name": "safe", "type": "tools_not_called", "tools": ["delete_account"]},
+        {"name": "short", "type": "max_turns", "max": 2},
+    ],
+}
+GRADED = {"suite": "whole", "environment": "unknown"}
+
+
+def sdk(server: ServeProcess) -> tuple[TracerProvider, Any]:
+    provider = TracerProvider(resource=Resource({"service.name": "support-agent"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=server.grpc_address, insecure=True)))
+    return provider, provider.get_tracer("support.agent")
+
+
+def conversation_grades(server: ServeProcess) -> list[tuple[str, str, int, str]]:
+    return sorted(
+        (g["grader"], g["outcome"], g["revision"], g["trace_id"])
+        for g in server.grades()
+        if g["level"] == "conversation"
+    )
+
+
+def test_a_conversation_that_resumes_after_it_completed_is_graded_again_with_all_its_turns(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve({"conversations": {"settle": "1s"}, "suites": [SUITE]})
+    provider, tracer = sdk(server)
+    history: list[dict[str, Any]] = []
+    ids = {"gen_ai.conversation.id": "conv-7"}
+    turn(tracer, history, "Where is order 7?", "It shipped.", ["lookup_order"], ids)
+    second = turn(tracer, history, "When does it arrive?", "Tomorrow.", [], ids)
+    server.wait_for_metric("otelgrade_conversations_graded_total", GRADED, 1)
+    third = turn(tracer, history, "Actually, cancel it.", "Cancelled.", ["cancel_order"], ids)  # the user is back
+    server.wait_for_metric(
+        "otelgrade_regrades_total", {"suite": "whole", "grader": "short", "change": "pass_to_fail"}, 1
+    )
+    reopened = server.metric("otelgrade_conversations_reopened_total")
+    counted = server.metric("otelgrade_conversation_grades_total", {"suite": "whole", "grader": "short"})
+    provider.shutdown()
+    server.stop()
+    # The second revision holds the first two turns too: `short` (at most 2 turns) now fails, on the last turn's span.
+    assert conversation_grades(server) == sorted(
+        [
+            ("safe", "pass", 1, f"{second:032x}"),
+            ("short", "pass", 1, f"{second:032x}"),
+            ("safe", "pass", 2, f"{third:032x}"),
+            ("short", "fail", 2, f"{third:032x}"),
+        ]
+    )
+    assert reopened == 1 and counted == 1  # pass rates count the conversation once; the re-grade is counted apart
+    assert {g["conversation_id"] for g in server.grades()} == {"conv-7"}
+
+
+def test_the_end_marker_grades_at_once_and_shutdown_grades_what_is_still_open(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve({"conversations": {"settle": "1h"}, "suites": [SUITE]})
+    provider, tracer = sdk(server)
+    ended: list[dict[str, Any]] = []
+    turn(tracer, ended, "hi", "Hello!", ids={"session.id": "ends"})
+    turn(tracer, ended, "bye", "Bye!", ids={"session.id": "ends", "otelgrade.conversation.end": True})
+    server.wait_for_metric("otelgrade_conversations_completed_total", {"reason": "ended"}, 1)
+    open_one = turn(tracer, [], "Delete my account", "Deleted.", ["delete_account"], {"session.id": "open"})
+    server.wait_for_metric("otelgrade_conversations_open", None, 1)
+    provider.shutdown()
+    server.stop()
+    grades = {(g["conversation_id"], g["grader"]): (g["outcome"], g["trace_id"]) for g in server.grades()}
+    assert grades[("ends", "short")][0] == "pass"
+    assert grades[("open", "safe")] == ("fail", f"{open_one:032x}")
