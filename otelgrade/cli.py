@@ -8,6 +8,7 @@ import json
 import shutil
 import sys
 import textwrap
+import time
 from collections import Counter
 from collections.abc import Sequence
 from typing import TextIO
@@ -45,7 +46,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="RATE",
         help="the share of runs every judge grades, over the config's `sample` (1 judges every run)",
     )
-    grade.add_argument("inputs", nargs="+", metavar="INPUT", help="OTLP .pb/.json/.jsonl, trajectory JSON, or dirs")
+    grade.add_argument(
+        "--since",
+        type=_duration,
+        metavar="DURATION",
+        help="only runs that ended within this long before now (24h, 90m, 7d): a backfill of an archive",
+    )
+    grade.add_argument(
+        "--yes", action="store_true", help="judge without asking (the estimated calls and cost are still printed)"
+    )
+    grade.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("OLD", "NEW"),
+        help="grade with two configs and print, per grader, the verdicts that flipped and the agreement rate",
+    )
+    grade.add_argument(
+        "inputs", nargs="+", metavar="INPUT", help="OTLP .pb/.json/.jsonl (or .gz), trajectory JSON, or dirs"
+    )
 
     trajectories = commands.add_parser("trajectories", help="print the runs rebuilt from captured traces")
     trajectories.add_argument("--format", choices=["json", "text"], default="json")
@@ -59,6 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = commands.add_parser("check-config", help="validate a config file (exit 2 with the reason)")
     check.add_argument("config")
 
+    agree = commands.add_parser(
+        "agreement", help="how a config's graders agree with people's verdicts on the same runs (accuracy, kappa)"
+    )
+    agree.add_argument("--config", help="otelgrade.yaml whose graders to compare (default: embedded)")
+    agree.add_argument("--human", required=True, metavar="FILE", help="CSV or JSON lines: trace_id, grader, verdict")
+    agree.add_argument("--format", choices=["text", "json"], default="text")
+    agree.add_argument("--yes", action="store_true", help="judge without asking")
+    agree.add_argument("inputs", nargs="+", metavar="INPUT", help="the runs the people judged (as for grade)")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "serve":
@@ -71,7 +98,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _inspect(args.inputs, sys.stdout, args.config)
         if args.command == "trajectories":
             return _trajectories(args.inputs, args.format, sys.stdout, args.config)
-        return _grade(args.config, args.inputs, args.format, sys.stdout, args.failed_only, args.judge_sample)
+        if args.command == "agreement":
+            return _agreement(args, sys.stdout)
+        if args.compare:
+            return _compare(args, sys.stdout)
+        return _grade(
+            args.config,
+            args.inputs,
+            args.format,
+            sys.stdout,
+            args.failed_only,
+            args.judge_sample,
+            since=args.since,
+            yes=args.yes,
+        )
     except (ConfigError, InputError) as exc:
         print(f"otelgrade: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -87,6 +127,18 @@ def _rate(text: str) -> float:
     if not 0.0 <= rate <= 1.0:
         raise argparse.ArgumentTypeError(f"must be a number from 0 to 1 (1 judges every run), not {text!r}")
     return rate
+
+
+def _duration(text: str) -> float:
+    from otelgrade.settings import parse_duration
+
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive duration such as 24h, not {text!r}")
+    return seconds
 
 
 def _check_config(path: str) -> int:
@@ -168,6 +220,50 @@ def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str
     return EXIT_OK
 
 
+def _runs(config: Config, inputs: Sequence[str], since: float | None = None) -> list[Trajectory]:
+    """The runs in the inputs, as the config's span mappings read them (with `since`: those that ended within it)."""
+    from otelgrade.backfill import since as ended_since
+    from otelgrade.offline import read_inputs
+
+    rebuild = config.rebuild
+    cutoff = None if since is None else time.time() - since
+    dialects, id_attributes = mapped_dialects(rebuild.mappings), config.conversations.id_attributes
+    runs = list(read_inputs(inputs, dialects, rebuild.ground_truth_from_spans, cutoff, id_attributes=id_attributes))
+    if cutoff is not None:
+        runs = ended_since(runs, cutoff)
+    if not runs:
+        within = "" if since is None else f" that ended within the last {since:g}s"
+        raise InputError(f"no agent runs{within} found in {' '.join(inputs)}")
+    return runs
+
+
+def _confirm_judges(
+    configs: Sequence[tuple[Config, str]], runs: list[Trajectory], judge_sample: float | None, yes: bool
+) -> None:
+    """Print what the judges would cost on these runs, and ask before spending it (`--yes`: do not ask; refuse
+    when there is no one to ask)."""
+    from otelgrade.backfill import describe, estimate, total_usd
+
+    costs = []
+    for config, label in configs:
+        found = estimate(config, runs, judge_sample)
+        if found:
+            print(describe(found, label), file=sys.stderr)
+        costs.extend(found)
+    calls = sum(c.calls for c in costs)
+    if not calls or yes:
+        return
+    spend = f"{calls} judge call(s), {total_usd(costs)}"
+    if not sys.stdin.isatty():
+        raise InputError(
+            f"grading these runs would make {spend}; pass --yes to spend it, or --judge-sample 0 to grade "
+            "without judges (no one is at a terminal to ask)"
+        )
+    print(f"Spend {spend}? [y/N] ", end="", file=sys.stderr, flush=True)
+    if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        raise InputError("not confirmed: no judge was asked")
+
+
 def _grade(
     config_path: str | None,
     inputs: Sequence[str],
@@ -175,15 +271,12 @@ def _grade(
     out: TextIO,
     failed_only: bool = False,
     judge_sample: float | None = None,
+    since: float | None = None,
+    yes: bool = False,
 ) -> int:
-    from otelgrade.offline import read_inputs
-
     config = load_config(config_path)
-    rebuild = config.rebuild
-    dialects, id_attributes = mapped_dialects(rebuild.mappings), config.conversations.id_attributes
-    trajectories = list(read_inputs(inputs, dialects, rebuild.ground_truth_from_spans, id_attributes=id_attributes))
-    if not trajectories:
-        raise InputError(f"no agent runs found in {' '.join(inputs)}")
+    trajectories = _runs(config, inputs, since)
+    _confirm_judges([(config, "")], trajectories, judge_sample, yes)
     runs = asyncio.run(_grade_all(config, trajectories, judge_sample))
     grades = [g for _, run_grades in runs for g in run_grades]
     if not grades:
@@ -195,6 +288,51 @@ def _grade(
     else:
         _print_report(runs, out, failed_only, shutil.get_terminal_size((100, 24)).columns)
     return EXIT_FAILED if any(g.outcome in FAILING for g in grades) else EXIT_OK
+
+
+def _compare(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade --compare OLD NEW`: exit 0 when no verdict flipped, 1 when some did."""
+    from otelgrade.compare import compare, describe_comparison
+
+    old, new = load_config(args.compare[0]), load_config(args.compare[1])
+    runs = _runs(new, args.inputs, args.since)
+    _confirm_judges([(old, f" of {old.source}"), (new, f" of {new.source}")], runs, args.judge_sample, args.yes)
+    before = [g for _, gs in asyncio.run(_grade_all(old, runs, args.judge_sample)) for g in gs]
+    after = [g for _, gs in asyncio.run(_grade_all(new, runs, args.judge_sample)) for g in gs]
+    if not before and not after:
+        raise InputError(_nothing_matched(new, runs))
+    comparison = compare(before, after)
+    if args.format == "json":
+        for grader in comparison.graders:
+            out.write(json.dumps(grader.to_dict(), ensure_ascii=False) + "\n")
+        for name in comparison.only_old:
+            out.write(json.dumps({"grader": name, "only_in": "old"}) + "\n")
+        for name in comparison.only_new:
+            out.write(json.dumps({"grader": name, "only_in": "new"}) + "\n")
+    else:
+        out.write(describe_comparison(comparison) + "\n")
+    return EXIT_FAILED if comparison.flipped else EXIT_OK
+
+
+def _agreement(args: argparse.Namespace, out: TextIO) -> int:
+    """`agreement --human FILE`: each grader's accuracy and Cohen's kappa against people's verdicts."""
+    from otelgrade.compare import agreement, describe_agreement, read_human_verdicts
+
+    humans = read_human_verdicts(args.human)
+    config = load_config(args.config)
+    wanted = {h.trace_id for h in humans}
+    runs = [run for run in _runs(config, args.inputs) if run.trace_id in wanted]
+    if not runs:
+        raise InputError(f"none of the {len(wanted)} trace id(s) in {args.human} is in {' '.join(args.inputs)}")
+    _confirm_judges([(config, "")], runs, 1.0, args.yes)
+    grades = [g for _, gs in asyncio.run(_grade_all(config, runs, 1.0)) for g in gs]
+    results = agreement(humans, grades)
+    if args.format == "json":
+        for result in results:
+            out.write(json.dumps(result.to_dict()) + "\n")
+    else:
+        out.write(describe_agreement(results) + "\n")
+    return EXIT_OK
 
 
 def _nothing_matched(config: Config, trajectories: list[Trajectory]) -> str:

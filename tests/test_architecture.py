@@ -24,7 +24,7 @@ STEPS: list[tuple[str, ...]] = [
     ("grading", "gathering"),
     ("sinks", "export", "ui"),
     ("config",),
-    ("offline", "server"),
+    ("offline", "server", "backfill", "compare"),
     ("cli", "__main__"),
 ]
 LEAVES = ("settings", "errors", "results", "spans", "trajectory", "metrics", "patterns")

@@ -192,7 +192,7 @@ def test_judge_sample_judges_every_run_and_rationales_are_printed_in_full(tmp_pa
         args = ["grade", "--config", write_config(tmp_path, config), str(SOURCE / "happy"), str(SOURCE / "forbidden")]
         code, sampled, _ = run_main(capsys, *args)
         assert code == 0 and "SKIP  s/polite" in sampled and not fake.requests
-        code, judged, err = run_main(capsys, *args, "--judge-sample", "1")
+        code, judged, err = run_main(capsys, *args, "--judge-sample", "1", "--yes")
     assert code == 1, err
     assert len(fake.requests) == 2 and judged.count("FAIL  s/polite") == 2
     grade_lines = [line for line in judged.splitlines() if line.startswith("    ")]

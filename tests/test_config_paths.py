@@ -63,7 +63,7 @@ def test_a_rubric_nested_in_all_of_reads_its_prompt_file_from_the_config_folder(
         rubric = {"type": "rubric", "prompt_path": "prompts/booked.txt"}
         both = {"name": "booked", "type": "all_of", "graders": [rubric, {"type": "max_tool_calls", "max": 10}]}
         config = project(tmp_path, {"judge": {"base_url": fake.base_url}, "suites": [{"name": "s", "graders": [both]}]})
-        result = otelgrade(tmp_path, "grade", "--config", str(config), "--format", "json", str(HAPPY))
+        result = otelgrade(tmp_path, "grade", "--config", str(config), "--yes", "--format", "json", str(HAPPY))
     assert grades(result)["booked"]["outcome"] == "pass"
     (request,) = fake.requests
     asked = json.dumps(request["messages"])

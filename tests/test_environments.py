@@ -230,7 +230,8 @@ def test_each_environment_is_judged_at_its_rate_and_the_choice_is_stable_per_tra
     (tmp_path / "runs.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in runs))
 
     def grade() -> list[dict[str, Any]]:
-        main(["grade", "--config", str(tmp_path / "otelgrade.yaml"), "--format", "json", str(tmp_path / "runs.jsonl")])
+        config, runs = str(tmp_path / "otelgrade.yaml"), str(tmp_path / "runs.jsonl")
+        main(["grade", "--config", config, "--yes", "--format", "json", runs])
         return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
 
     first = grade()
