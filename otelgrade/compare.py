@@ -29,8 +29,9 @@ class GraderComparison:
     grader: str  # suite/grader
     old_version: str
     new_version: str
-    compared: int = 0
+    compared: int = 0  # runs at least one config gave a verdict (pass or fail) on, or whose outcome changed
     agreed: int = 0
+    without_verdict: int = 0  # runs both skipped (or both errored on): nothing to agree on
     flips: dict[str, list[dict[str, str | None]]] = field(default_factory=dict)  # "pass->fail": the runs
 
     @property
@@ -65,6 +66,9 @@ def compare(old: Iterable[Grade], new: Iterable[Grade]) -> Comparison:
     for key in sorted(set(before) & set(after), key=lambda k: (k[2], k[0], k[1], k[3] or "")):
         was, now = before[key], after[key]
         entry = graders[key[2]]
+        if was.outcome == now.outcome and was.outcome not in ("pass", "fail"):
+            entry.without_verdict += 1
+            continue
         entry.compared += 1
         if was.outcome == now.outcome:
             entry.agreed += 1
@@ -83,7 +87,8 @@ def describe_comparison(comparison: Comparison) -> str:
     for g in comparison.graders:
         changed = "unchanged" if g.old_version == g.new_version else f"{g.old_version} -> {g.new_version}"
         rate = f"{g.agreement:.1%}" if g.agreement is not None else "-"
-        lines.append(f"{g.grader}  version {changed}  agreement {rate} ({g.agreed}/{g.compared} runs)")
+        unjudged = f", {g.without_verdict} without a verdict in both" if g.without_verdict else ""
+        lines.append(f"{g.grader}  version {changed}  agreement {rate} ({g.agreed}/{g.compared} runs{unjudged})")
         for direction, runs in sorted(g.flips.items()):
             lines.append(f"  {direction}: {len(runs)}")
             for run in runs:
