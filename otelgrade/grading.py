@@ -158,7 +158,7 @@ class Grading:
         suites = [suite for suite in self.route(trajectory) if suite.regrade or not again or whole]
         if not suites and not again and not whole and trajectory.parent_span_id is None:
             self._note_unmatched(labels, trajectory.source)
-        if suites and self.on_run is not None and not whole:
+        if suites and self.on_run is not None:
             self.on_run(trajectory)
         environment = m.environment(trajectory.environment)
         for suite in suites:

@@ -14,6 +14,7 @@ Outcome = Literal["pass", "fail", "error", "skipped"]
 OUTCOMES: tuple[Outcome, ...] = ("pass", "fail", "error", "skipped")
 Level = Literal["run", "conversation"]
 """What a suite grades: each request run, or whole conversations (every turn of one conversation id)."""
+LEVELS: tuple[Level, ...] = ("run", "conversation")
 Scope = Literal["run", "tool_call", "llm_call"]
 """What one grade is about: a whole run, or one of its tool or model calls."""
 

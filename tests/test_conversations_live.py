@@ -4,6 +4,8 @@ comes back, graded at shutdown rather than lost."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from typing import Any
 
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -23,12 +25,18 @@ SUITE = {
     ],
 }
 GRADED = {"suite": "whole", "environment": "unknown"}
+TURNS = {"name": "turns", "graders": [{"name": "cancels", "type": "tools_not_called", "tools": ["cancel_order"]}]}
 
 
 def sdk(server: ServeProcess) -> tuple[TracerProvider, Any]:
     provider = TracerProvider(resource=Resource({"service.name": "support-agent"}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=server.grpc_address, insecure=True)))
     return provider, provider.get_tracer("support.agent")
+
+
+def get(server: ServeProcess, path: str) -> str:
+    with urllib.request.urlopen(server.metrics_url + path, timeout=5) as response:
+        return str(response.read().decode())
 
 
 def conversation_grades(server: ServeProcess) -> list[tuple[str, str, int, str]]:
@@ -40,7 +48,7 @@ def conversation_grades(server: ServeProcess) -> list[tuple[str, str, int, str]]
 
 
 def test_a_conversation_that_resumes_after_it_completed_is_graded_again_with_all_its_turns(serve) -> None:  # type: ignore[no-untyped-def]
-    server = serve({"conversations": {"settle": "1s"}, "suites": [SUITE]})
+    server = serve({"conversations": {"settle": "1s"}, "suites": [SUITE, TURNS]})
     provider, tracer = sdk(server)
     history: list[dict[str, Any]] = []
     ids = {"gen_ai.conversation.id": "conv-7"}
@@ -53,6 +61,9 @@ def test_a_conversation_that_resumes_after_it_completed_is_graded_again_with_all
     )
     reopened = server.metric("otelgrade_conversations_reopened_total")
     counted = server.metric("otelgrade_conversation_grades_total", {"suite": "whole", "grader": "short"})
+    listed = get(server, "/conversations")
+    page = get(server, "/conversations/conv-7")
+    api = json.loads(get(server, "/api/grades?level=conversation"))
     provider.shutdown()
     server.stop()
     # The second revision holds the first two turns too: `short` (at most 2 turns) now fails, on the last turn's span.
@@ -66,6 +77,15 @@ def test_a_conversation_that_resumes_after_it_completed_is_graded_again_with_all
     )
     assert reopened == 1 and counted == 1  # pass rates count the conversation once; the re-grade is counted apart
     assert {g["conversation_id"] for g in server.grades()} == {"conv-7"}
+    # The grades page lists the conversation, and shows it as its three turns, each with its own grades.
+    assert "conv-7" in listed and "short: fail" in listed
+    assert page.count("open run") == 3 and "Actually, cancel it." in page and "revision 2" in page
+    assert "Forbidden tools were called" in page  # the third turn's own grade (`turns` / `cancels` failed)
+    assert {(g["grader"], g["outcome"], g["level"]) for g in api["grades"]} == {
+        ("safe", "pass", "conversation"),
+        ("short", "fail", "conversation"),
+    }
+    assert all(g["conversation_url"] == "/conversations/conv-7" for g in api["grades"])
 
 
 def test_the_end_marker_grades_at_once_and_shutdown_grades_what_is_still_open(serve) -> None:  # type: ignore[no-untyped-def]

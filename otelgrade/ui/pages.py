@@ -12,6 +12,7 @@ from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 from aiohttp import web
@@ -53,6 +54,8 @@ def add_grade_pages(app: web.Application, store: RunStore, settings: UiSettings)
     app.router.add_get("/", pages.index)
     app.router.add_get("/runs/{trace_id}", pages.run)
     app.router.add_get("/api/grades", pages.api_grades)
+    app.router.add_get("/conversations", pages.conversations)
+    app.router.add_get("/conversations/{conversation_id}", pages.conversation)
     headers = _security_headers()
 
     async def secure(_: web.Request, response: web.StreamResponse) -> None:
@@ -110,15 +113,42 @@ class GradePages:
             {
                 **g.to_dict(),
                 "run_url": f"/runs/{g.trace_id}",
+                **({"conversation_url": _conversation_url(g.conversation_id)} if g.conversation_id is not None else {}),
                 "trace_url": self.settings.trace_link(g.trace_id, g.call_span_id or g.span_id),
             }
             for g in shown
         ]
         return web.json_response({"total": total, "grades": rows}, dumps=_json)
 
+    async def conversations(self, request: web.Request) -> web.Response:
+        rows = [{"c": c, "link": _conversation_url(c.conversation_id).lstrip("/")} for c in self.store.conversations()]
+        return _html("conversations.html", conversations=rows, keep=self.store.keep)
+
+    async def conversation(self, request: web.Request) -> web.Response:
+        conversation_id = request.match_info["conversation_id"]
+        held = self.store.conversation(conversation_id)
+        turns = []
+        for number, turn in enumerate(held.turns if held else [], 1):
+            run = next((r for r in self.store.runs(turn.trace_id) if r.span_id == turn.span_id), None)
+            turns.append({"number": number, "turn": turn, "grades": [_grade(g) for g in run.grades] if run else []})
+        grades = (
+            sorted(held.grades, key=lambda g: (g.outcome != "fail", g.outcome != "error", g.suite, g.grader))
+            if held
+            else []
+        )
+        return _html(
+            "conversation.html",
+            status=200 if held else 404,
+            conversation_id=conversation_id,
+            turns=turns,
+            grades=[_grade(g) for g in grades],
+            keep=self.store.keep,
+        )
+
     def _grade_row(self, grade: Grade) -> dict[str, Any]:
         link = self.settings.trace_link(grade.trace_id, grade.call_span_id or grade.span_id)  # the call's, if graded
-        return {"grade": grade, "trace_link": link}
+        conversation = _conversation_url(grade.conversation_id).lstrip("/") if grade.level == "conversation" else None
+        return {"grade": grade, "trace_link": link, "conversation_link": conversation}
 
     def _run_view(self, run: Run) -> dict[str, Any]:
         t = run.trajectory
@@ -135,17 +165,25 @@ class GradePages:
 
 def _filters(held: list[Grade], query: GradeQuery) -> list[dict[str, Any]]:
     """One select per filter: the values seen among the held grades (every outcome), and the chosen one."""
-    seen: dict[str, set[str]] = {"suite": set(), "grader": set(), "service": set(), "agent": set()}
+    seen: dict[str, set[str]] = {"suite": set(), "grader": set(), "service": set(), "agent": set(), "level": set()}
     for g in held:
         for name, value in (
             ("suite", g.suite),
             ("grader", g.grader),
             ("service", g.service_name),
             ("agent", g.agent_name),
+            ("level", g.level),
         ):
             if value:
                 seen[name].add(value)
-    labels = {"suite": "Suite", "grader": "Grader", "outcome": "Outcome", "service": "Service", "agent": "Agent"}
+    labels = {
+        "suite": "Suite",
+        "grader": "Grader",
+        "outcome": "Outcome",
+        "service": "Service",
+        "agent": "Agent",
+        "level": "Level",
+    }
     return [
         {
             "name": name,
@@ -210,6 +248,10 @@ def _when(time_unix: float) -> str:
 
 def _score(score: float | None) -> str:
     return "—" if score is None else f"{score:.2f}"
+
+
+def _conversation_url(conversation_id: str | None) -> str:
+    return f"/conversations/{quote(conversation_id or '', safe='')}"
 
 
 def _json(value: Any) -> str:

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
-from otelgrade.results import OUTCOMES, Grade, Outcome
-from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
+from otelgrade.results import LEVELS, OUTCOMES, Grade, Outcome
+from otelgrade.trajectory import Conversation, LLMCall, ToolCall, Trajectory
 
 RunKey = tuple[str, str]  # (trace_id, span_id)
 ORDERS = ("failing", "newest")
@@ -35,6 +35,35 @@ class Run:
 
 
 @dataclass(frozen=True)
+class Turn:
+    """One turn of a conversation, as its page lists it (the run itself may be held apart, or not at all)."""
+
+    trace_id: str
+    span_id: str
+    input: str | None
+    output: str | None
+    tools: list[str]
+    start_time: str | None
+
+
+@dataclass
+class HeldConversation:
+    """A graded conversation: its turns as of its latest revision, and its grades."""
+
+    conversation_id: str
+    turns: list[Turn] = field(default_factory=list)
+    grades: list[Grade] = field(default_factory=list)
+
+    @property
+    def failing(self) -> bool:
+        return any(g.outcome == "fail" for g in self.grades)
+
+    @property
+    def graded_at(self) -> float:
+        return max((g.time_unix for g in self.grades), default=0.0)
+
+
+@dataclass(frozen=True)
 class GradeQuery:
     """Which grades to list and in what order: the page's and the API's query parameters."""
 
@@ -43,6 +72,7 @@ class GradeQuery:
     outcome: Outcome | None = None
     service: str | None = None
     agent: str | None = None
+    level: str | None = None  # `run` or `conversation`
     order: str = "failing"  # failing first (then errors), newest first within each; or "newest"
     limit: int = 200
 
@@ -57,6 +87,9 @@ class GradeQuery:
         outcome = given.get("outcome")
         if outcome is not None and outcome not in OUTCOMES:
             raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+        level = given.get("level")
+        if level is not None and level not in LEVELS:
+            raise ValueError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
         order = given.get("order", "failing")
         if order not in ORDERS:
             raise ValueError(f"order must be one of {', '.join(ORDERS)}, not {order!r}")
@@ -72,6 +105,7 @@ class GradeQuery:
             outcome=outcome,
             service=given.get("service"),
             agent=given.get("agent"),
+            level=level,
             order=order,
             limit=limit,
         )
@@ -83,6 +117,7 @@ class GradeQuery:
             (self.outcome, grade.outcome),
             (self.service, grade.service_name),
             (self.agent, grade.agent_name),
+            (self.level, grade.level),
         )
         return all(want is None or want == have for want, have in wanted)
 
@@ -106,10 +141,19 @@ class RunStore:
         self.keep = keep
         self._passing: OrderedDict[RunKey, Run] = OrderedDict()  # oldest first
         self._failing: OrderedDict[RunKey, Run] = OrderedDict()
+        self._conversations: OrderedDict[str, HeldConversation] = OrderedDict()  # least recently graded first
         self._lock = threading.Lock()
 
     def add_run(self, trajectory: Trajectory) -> None:
-        """Hold a run about to be graded (Grading's `on_run`)."""
+        """Hold a run about to be graded (Grading's `on_run`); of a conversation, its turns."""
+        if isinstance(trajectory, Conversation):
+            turns = [
+                Turn(r.trace_id, r.span_id, r.input, r.output, [c.name for c in r.tool_calls], r.start_time)
+                for r in trajectory.runs
+            ]
+            with self._lock:
+                self._conversation(trajectory.conversation_id or "").turns = turns
+            return
         held = slim(trajectory)
         with self._lock:
             self._run((trajectory.trace_id, trajectory.span_id)).trajectory = held
@@ -117,6 +161,9 @@ class RunStore:
     def write(self, grades: Sequence[Grade]) -> None:
         with self._lock:
             for grade in grades:
+                if grade.level == "conversation":
+                    self._conversation_grade(grade)
+                    continue
                 key = (grade.trace_id, grade.span_id)
                 run = self._run(key)
                 if grade.revision > 1:  # a re-grade supersedes the grade it revises
@@ -136,9 +183,24 @@ class RunStore:
         pass
 
     def grades(self) -> list[Grade]:
-        """Every grade held, in no particular order."""
+        """Every grade held, of runs and of conversations, in no particular order."""
         with self._lock:
-            return [g for runs in (self._passing, self._failing) for run in runs.values() for g in run.grades]
+            of_runs = [g for runs in (self._passing, self._failing) for run in runs.values() for g in run.grades]
+            return of_runs + [g for c in self._conversations.values() for g in c.grades]
+
+    def conversations(self) -> list[HeldConversation]:
+        """The graded conversations held, failing first, most recently graded first within each."""
+        with self._lock:
+            held = [
+                HeldConversation(c.conversation_id, list(c.turns), list(c.grades)) for c in self._conversations.values()
+            ]
+        held.sort(key=lambda c: c.graded_at, reverse=True)
+        return sorted(held, key=lambda c: not c.failing)
+
+    def conversation(self, conversation_id: str) -> HeldConversation | None:
+        with self._lock:
+            c = self._conversations.get(conversation_id)
+            return None if c is None else HeldConversation(c.conversation_id, list(c.turns), list(c.grades))
 
     def runs(self, trace_id: str) -> list[Run]:
         """The held runs of one trace, in the order they started (outer runs before nested ones)."""
@@ -154,6 +216,22 @@ class RunStore:
     def __len__(self) -> int:
         with self._lock:
             return len(self._passing) + len(self._failing)
+
+    def _conversation(self, conversation_id: str) -> HeldConversation:
+        held = self._conversations.pop(conversation_id, None)
+        if held is None:
+            while len(self._conversations) >= self.keep:
+                self._conversations.popitem(last=False)
+            held = HeldConversation(conversation_id)
+        self._conversations[conversation_id] = held  # the most recently graded last
+        return held
+
+    def _conversation_grade(self, grade: Grade) -> None:
+        held = self._conversation(grade.conversation_id or "")
+        if grade.revision > 1:  # the conversation re-opened and was graded again: this supersedes the earlier grade
+            same = (grade.suite, grade.grader)
+            held.grades = [g for g in held.grades if (g.suite, g.grader) != same]
+        held.grades.append(grade)
 
     def _run(self, key: RunKey) -> Run:
         run = self._passing.get(key) or self._failing.get(key)
