@@ -19,7 +19,7 @@ from typing import Any
 from otelgrade.conversations import Completed, Conversations, merge
 from otelgrade.gathering import Deliver, Gathering
 from otelgrade.graders import GraderSpec
-from otelgrade.graders.base import is_judge
+from otelgrade.graders.base import AlertPolicy, is_judge
 from otelgrade.graders.scope import Scoped
 from otelgrade.graders.versions import grader_version
 from otelgrade.judges import DISABLED, JudgeClient
@@ -110,6 +110,7 @@ class Grading:
         settings = conversations if conversations is not None else ConversationSettings()
         self.id_attributes = tuple(settings.id_attributes)  # `conversations.id_attributes`
         self.conversations = Conversations(settings, clock)  # held live; fed only while a suite grades conversations
+        self._alert_policies: set[tuple[str, str, AlertPolicy]] = set()  # exported: (suite, grader, policy)
         self.install(suites, dialects)
 
     def install(self, suites: Sequence[Suite], dialects: Sequence[Dialect] | None = None) -> None:
@@ -119,6 +120,12 @@ class Grading:
         m = self.metrics
         unset = m.environment(None)
         m.grader_versions.clear()
+        policies = {(s.name, grader, policy) for s in suites for grader, policy in alert_policies(s).items()}
+        for labels in policies:
+            m.grader_alert_policy.labels(*labels).set(1)
+        for labels in self._alert_policies - policies:  # a grader the new config drops (or re-classes) stops paging
+            m.grader_alert_policy.remove(*labels)
+        self._alert_policies = policies
         for suite in suites:
             m.runs_graded.labels(suite.name, unset)
             for g in suite.graders:
@@ -360,6 +367,12 @@ class Grading:
             outcomes[key] = (grade.outcome, grade.revision)
         if before is not None:
             self.metrics.regrades.labels(grade.suite, grade.grader, _change(before[0], grade.outcome)).inc()
+
+
+def alert_policies(suite: Suite) -> dict[str, AlertPolicy]:
+    """How each grader of the suite pages (`otelgrade_grader_alert_policy`): its configured or default policy.
+    The one place that decides it for a whole suite (a suite whose grades must not page sets `none` here)."""
+    return {g.spec.name: g.spec.alert_policy for g in suite.graders}
 
 
 def without_span_ground_truth(trajectory: Trajectory, allowed: bool) -> Trajectory:

@@ -189,6 +189,19 @@ class Metrics:
             registry=r,
         )
         self.archive_bytes = Gauge("otelgrade_archive_bytes", "Bytes in the traffic archive's files", registry=r)
+        self.grader_alert_policy = Gauge(
+            "otelgrade_grader_alert_policy",
+            "1 per configured grader, labelled with how its failures page: any (every failure), objective (pass-rate "
+            "burn rates) or none; the shipped alert rules join on it",
+            ["suite", "grader", "policy"],
+            registry=r,
+        )
+        self.grades_page = Gauge(
+            "otelgrade_grades_page_info",
+            "1, labelled with the grades page's address as people reach it (`ui.external_url`): alerts link to it",
+            ["url"],
+            registry=r,
+        )
         self.grader_errors = Counter(
             "otelgrade_grader_exceptions", "Graders that raised (graded as error)", ["suite", "grader"], registry=r
         )

@@ -55,7 +55,7 @@ from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
 from otelgrade.sinks import RecallingSink, RetryingSink, TraceSink
 from otelgrade.spool import Spool
-from otelgrade.ui import RunLog, RunStore, add_grade_pages
+from otelgrade.ui import RunLog, RunStore, add_grade_pages, page_address
 from otelgrade.ui.runlog import printable
 
 log = logging.getLogger("otelgrade")
@@ -325,6 +325,7 @@ class Server:
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         add_grade_pages(app, self.runs, self.config.ui)
+        self.metrics.grades_page.labels(page_address(self.config.ui, host, port, access.scheme == "https")).set(1)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         await web.TCPSite(runner, host, port, reuse_address=True, ssl_context=access.ssl_context()).start()

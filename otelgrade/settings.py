@@ -326,6 +326,9 @@ class UiSettings(Strict):
 
     keep: int = Field(1000, gt=0)  # runs held for the page; failing runs are kept in preference
     trace_url: str | None = None  # e.g. "http://jaeger:16686/trace/{trace_id}": each run links to its trace
+    # The grades page's address as people reach it (behind a proxy, a load balancer, a DNS name): alerts link to
+    # `<external_url>?suite=..&grader=..&outcome=fail`. Unset: http(s)://<this host's name>:<metrics port>/.
+    external_url: str | None = None
     log_failures: int = Field(10, ge=0)  # failing-run log lines per minute at most (0: none)
     log_summary: Duration = Field(60.0, ge=0)  # how often a summary line is logged (0: never)
 
@@ -348,6 +351,18 @@ class UiSettings(Strict):
                 "a trace_url needs {trace_id} where the trace id goes, e.g. http://jaeger:16686/trace/{trace_id}"
             )
         return url
+
+    @field_validator("external_url")
+    @classmethod
+    def _external_url(cls, url: str | None) -> str | None:
+        if url is None:
+            return url
+        if not re.match(r"https?://[^/?#]+", url, re.IGNORECASE) or re.search(r"[?#]", url):
+            raise ValueError(
+                "external_url is the grades page's address as people open it, such as "
+                f"https://otelgrade.example.com/ (http or https, no query), not {url!r}"
+            )
+        return url if url.endswith("/") else url + "/"
 
     def trace_link(self, trace_id: str, span_id: str = "") -> str | None:
         """The user's tracing backend's page for this trace, when `trace_url` is set."""

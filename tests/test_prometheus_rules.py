@@ -233,7 +233,7 @@ def test_every_rule_evaluates_without_error(live: tuple[Metrics, PrometheusServe
     time.sleep(1.5)  # one more evaluation round for every group
     groups = prom.rule_groups()
     rules = [rule for group in groups for rule in group["rules"]]
-    assert len(groups) == 7
+    assert len(groups) == 8
     assert rules and all(rule["health"] == "ok" for rule in rules), [
         (rule["name"], rule.get("lastError")) for rule in rules if rule["health"] != "ok"
     ]

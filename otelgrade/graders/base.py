@@ -14,7 +14,7 @@ import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import ConfigDict, ValidationError, validate_call
 
@@ -29,6 +29,12 @@ Verdict = GradeResult | Future[GradeResult]
 NOT_CAPTURED = "content_not_captured"
 Reads = Iterable[Part] | Callable[[Mapping[str, Any]], Iterable[Part]]
 """The parts of a run a grader type reads: fixed, or a function of its parameters."""
+AlertPolicy = Literal["any", "objective", "none"]
+ALERT_POLICIES: tuple[AlertPolicy, ...] = ("any", "objective", "none")
+"""How a grader's failures page: on any failure in a window (a guardrail: a forbidden action, however rare, needs a
+person), on its pass-rate objective's burn rates (a quality score), or not at all (a shadow suite's graders)."""
+AlertDefault = AlertPolicy | Callable[[Mapping[str, Any]], AlertPolicy]
+"""A grader type's default alert policy: fixed, or a function of its parameters."""
 
 
 class Grader(Protocol):
@@ -50,6 +56,11 @@ class GraderType:
     aliases: tuple[str, ...] = ()
     reads: Reads = ()
     scopes: tuple[Scope, ...] = ("run",)
+    alert: AlertDefault = "objective"
+
+    def alert_policy(self, params: Mapping[str, Any]) -> AlertPolicy:
+        """The policy of a grader of this type whose config names none."""
+        return self.alert(params) if callable(self.alert) else self.alert
 
     def parts_read(self, params: Mapping[str, Any]) -> frozenset[Part]:
         return frozenset(self.reads(params) if callable(self.reads) else self.reads)
@@ -75,18 +86,23 @@ GRADER_TYPES: Registry[GraderType] = Registry(
 
 
 def grader(
-    name: str, *aliases: str, reads: Reads = (), scopes: tuple[Scope, ...] = ("run",)
+    name: str,
+    *aliases: str,
+    reads: Reads = (),
+    scopes: tuple[Scope, ...] = ("run",),
+    alert: AlertDefault = "objective",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a grader factory under `name` and its `aliases` (each reference system's spelling).
 
     `reads` names the parts of a run it needs (`output`, `tool_arguments`, ...): on a run whose trace lacks
     one, the grade is `skipped` ("content not captured"), never a verdict on something the trace did not carry.
     `scopes` says what it can grade: whole runs, and/or one call at a time (`tool_call`, `llm_call`), given as
-    a view of the run holding just that call (see `graders.scope`).
+    a view of the run holding just that call (see `graders.scope`). `alert` is the policy its graders page by
+    unless their config says otherwise: `any` for a guardrail, whose every failure needs a person.
     """
 
     def register(factory: Callable[..., Any]) -> Callable[..., Any]:
-        GRADER_TYPES.add(name, GraderType(name, factory, aliases, reads, scopes), *aliases)
+        GRADER_TYPES.add(name, GraderType(name, factory, aliases, reads, scopes, alert), *aliases)
         return factory
 
     return register

@@ -180,7 +180,7 @@ def tool_called(required: list[str] | None = None, tools: list[str] | None = Non
     return grade
 
 
-@grader("evaldeck.tool_not_called", "tools_not_called", "ToolNotCalledGrader")
+@grader("evaldeck.tool_not_called", "tools_not_called", "ToolNotCalledGrader", alert="any")
 def tool_not_called(forbidden: list[str] | None = None, tools: list[str] | None = None) -> GradeFn:
     """None of the forbidden tools was called."""
     given = _one_of(forbidden=forbidden, tools=tools)

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import Grader, at_threshold, build_grader, grader_type, list_graders
+from otelgrade.graders.base import (
+    ALERT_POLICIES,
+    AlertPolicy,
+    Grader,
+    at_threshold,
+    build_grader,
+    grader_type,
+    list_graders,
+)
 from otelgrade.graders.paths import config_folder, current_folder
 from otelgrade.graders.scope import Scoped, check_scope
 from otelgrade.judges import DISABLED, JudgeClient
@@ -37,12 +45,25 @@ class GraderSpec:
     sample: SampleRates | None = None  # the suite's `sample`, for its judges that set none of their own
     base_dir: Path | None = field(default_factory=current_folder)  # relative file paths start here (`paths`)
     version: str = ""  # a hash of the effective config (`graders.versions`), set once the config is read
+    alert: AlertPolicy | None = None  # as configured; None: the grader type's default (`alert_policy`)
 
     def __post_init__(self) -> None:
+        if self.alert is not None and self.alert not in ALERT_POLICIES:
+            raise ConfigError(
+                f"alert must be `any` (page on any failure: a guardrail), `objective` (page when the pass rate burns "
+                f"its objective's budget) or `none`, not {self.alert!r}",
+                "alert",
+            )
         t = self.threshold
         if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not 0.0 <= t <= 1.0):
             raise ConfigError(f"threshold must be a number between 0 and 1, not {t!r}", "threshold")
         check_scope(self.type, self.scope, self.where)
+
+    @property
+    def alert_policy(self) -> AlertPolicy:
+        """How this grader's failures page: as configured, else by its type (guardrails `any`, the rest
+        `objective`)."""
+        return self.alert or grader_type(self.type).alert_policy(self.params)
 
     def build(self, judges: JudgeClient = DISABLED) -> Grader:
         """The grader of one run. A scoped grader is built with `scoped`: one nested in another grader (all_of,
@@ -101,7 +122,7 @@ def native_suites(doc: Mapping[str, Any]) -> list[dict[str, Any]] | None:
     return None
 
 
-_OWN_KEYS = {"name", "type", "threshold", "config", "params", "scope", "where"}
+_OWN_KEYS = {"name", "type", "threshold", "config", "params", "scope", "where", "alert"}
 
 
 def grader_specs(
@@ -143,4 +164,5 @@ def _own_spec(block: Mapping[str, Any], key: str | None) -> GraderSpec:
         threshold=block.get("threshold"),
         scope=block.get("scope", "run"),
         where={} if block.get("where") is None else block["where"],
+        alert=block.get("alert"),
     )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import GradeFn, grader, grader_type
+from otelgrade.graders.base import AlertPolicy, GradeFn, grader, grader_type
 from otelgrade.graders.jsregex import JsRegex, JsRegexError, compile_prefixed, js_stringify
 from otelgrade.graders.specs import GraderSpec, native_file, native_shape
 from otelgrade.results import GradeResult
@@ -161,7 +161,14 @@ def agent_step_base(trajectory: Trajectory) -> int:
     return min((c.step for c in trajectory.llm_calls), default=0)
 
 
-@grader("vally.tool-calls", "tool-calls", reads=_matcher_reads)
+def _guardrail_when_only_disallowed(params: Mapping[str, Any]) -> AlertPolicy:
+    """tool-calls that only lists `disallowed` tools is a guardrail: any such call pages. With `required` or
+    `sequence` it also grades how the agent went about the task, which an objective measures better."""
+    only_disallowed = params.get("disallowed") and not params.get("required") and not params.get("sequence")
+    return "any" if only_disallowed else "objective"
+
+
+@grader("vally.tool-calls", "tool-calls", reads=_matcher_reads, alert=_guardrail_when_only_disallowed)
 def tool_calls(required: Any = None, disallowed: Any = None, sequence: Any = None) -> GradeFn:
     """vally tool-calls: every `required` entry is satisfied, no call matches a `disallowed` entry, and the
     `sequence` entries match calls in that relative order. Names and argument filters are unanchored JS

@@ -3,8 +3,8 @@
 Both are consumers of the exporter's grades, beside the configured sinks.
 """
 
-from otelgrade.ui.pages import add_grade_pages
+from otelgrade.ui.pages import add_grade_pages, page_address
 from otelgrade.ui.runlog import RunLog
 from otelgrade.ui.store import RunStore
 
-__all__ = ["RunLog", "RunStore", "add_grade_pages"]
+__all__ = ["RunLog", "RunStore", "add_grade_pages", "page_address"]

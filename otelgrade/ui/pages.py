@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import socket
 from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -45,6 +46,18 @@ def _security_headers() -> dict[str, str]:
         "X-Frame-Options": "DENY",
         "Referrer-Policy": "no-referrer",
     }
+
+
+def page_address(settings: UiSettings, host: str, port: int, tls: bool) -> str:
+    """The grades page's address for links from outside (alerts): `ui.external_url`, else this host on the
+    metrics port (its name when the endpoint listens on every interface)."""
+    if settings.external_url:
+        return settings.external_url
+    if host in ("", "0.0.0.0", "::", "[::]"):
+        host = socket.getfqdn()
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"{'https' if tls else 'http'}://{host}:{port}/"
 
 
 def add_grade_pages(app: web.Application, store: RunStore, settings: UiSettings) -> None:
