@@ -162,7 +162,7 @@ def test_the_message_schema_1_bounded_signed_and_linked(receiver: Receiver, monk
     assert set(sent) == set(graded.grades[1].to_dict())
     assert sent["metadata"]["answer"].startswith("x" * 100 + "… [4900 more")
     summary = body["run"]
-    assert summary["trace_id"] == f"{7:032x}" and summary["agent_name"] == "booker"
+    assert summary["trace_id"] == f"{7:032x}" and summary["agent_name"] == "booker" and summary["level"] == "run"
     assert summary["output"] == "Done: your account was deleted."
     assert len(summary["input"]) < 200 and "more characters not sent" in summary["input"]
     assert summary["tool_calls"] == 0 and summary["lacks"] == []

@@ -5,6 +5,9 @@
         receiver.script(503, 400)
         ... point the sink at receiver.url ...
         receiver.accepted   # (idempotency key, JSON body, headers) of every POST answered 2xx
+
+Every body is checked against the documented message schema (docs/webhook-message.schema.json); `wait_for`
+fails on a body that does not match it.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ import threading
 import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+import jsonschema
+
 from tests.conftest import free_port
+
+SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "webhook-message.schema.json").read_text())
 
 
 class Receiver:
@@ -24,6 +32,7 @@ class Receiver:
         self.port = free_port()
         self.accepted: list[tuple[str, dict[str, Any], dict[str, str]]] = []
         self.answered: list[int] = []  # every status answered, in order
+        self.invalid: list[str] = []  # why bodies did not match the schema
         self._script: deque[tuple[int, dict[str, str]]] = deque()
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
@@ -43,6 +52,10 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                try:
+                    jsonschema.validate(json.loads(body), SCHEMA)
+                except (ValueError, jsonschema.ValidationError) as exc:
+                    receiver.invalid.append(str(exc))
                 with receiver._lock:
                     status, headers = receiver._script.popleft() if receiver._script else (200, {})
                     receiver.answered.append(status)
@@ -79,9 +92,11 @@ class Receiver:
         """The accepted messages' keys once there are `count` of them."""
         deadline = time.monotonic() + timeout
         while len(self.keys()) < count:
+            assert not self.invalid, self.invalid[0]
             if time.monotonic() > deadline:
                 raise AssertionError(f"{len(self.keys())} message(s) accepted after {timeout}s, not {count}")
             time.sleep(0.02)
+        assert not self.invalid, self.invalid[0]
         return self.keys()
 
     def __enter__(self) -> Receiver:

@@ -35,6 +35,7 @@ from otelgrade.results import OUTCOMES, Grade, Outcome
 from otelgrade.settings import Duration
 from otelgrade.sinks import Sink, SinkSettings, sink_type
 from otelgrade.sinks._burst import ErrorBurst
+from otelgrade.trajectory import Conversation
 
 log = logging.getLogger("otelgrade.sinks")
 
@@ -300,8 +301,11 @@ def message(run: GradedRun, grades: Sequence[Grade], pages_url: str, chars: int)
         "id": run.key,
         "text": summary_text(run, grades, run_url),
         "run": {
+            "level": "conversation" if isinstance(t, Conversation) else "run",
             "trace_id": t.trace_id,
             "span_id": t.span_id,
+            "conversation_id": t.conversation_id,
+            "turns": t.turns if isinstance(t, Conversation) else None,
             "service_name": t.service_name,
             "agent_name": t.agent_name,
             "environment": t.environment,
