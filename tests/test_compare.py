@@ -95,3 +95,11 @@ def test_a_verdict_that_is_neither_pass_nor_fail_is_refused(tmp_path: Path, caps
     config = write(tmp_path / "otelgrade.yaml", budget(1))
     assert main(["agreement", "--config", config, "--human", str(human), str(CAPTURES / "crewai")]) == 2
     assert "people.csv:2: verdict 'maybe' is neither pass nor fail" in capsys.readouterr().err
+
+
+def test_since_grades_only_recent_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = write(tmp_path / "otelgrade.yaml", budget(1))
+    assert main(["grade", "--config", config, "--since", "1h", str(CAPTURES / "crewai")]) == 2  # captured long ago
+    assert "no agent runs that ended within the last 3600s" in capsys.readouterr().err
+    assert main(["grade", "--config", config, "--since", "36500d", "--format", "json", str(CAPTURES / "crewai")]) == 1
+    assert capsys.readouterr().out
