@@ -30,7 +30,6 @@ import logging
 import math
 import os
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -84,18 +83,14 @@ def run(config_path: str | None) -> int:
 
 
 def pages_url(config: Config) -> str:
-    """Where people reach the grades page: `ui.external_url` when set, else the metrics endpoint's own address (a
-    wildcard host named by this machine's name)."""
-    external = getattr(config.ui, "external_url", None)
-    if external:
-        return str(external).rstrip("/")
-    if not config.metrics.endpoint:
-        return ""
-    host, port = split_address(config.metrics.endpoint)
-    if host in ("", "0.0.0.0", "::", "[::]"):
-        host = socket.gethostname()
-    scheme = Access.of(config.metrics.tls, config.metrics.auth).scheme
-    return f"{scheme}://{host if ':' not in host else f'[{host}]'}:{port}"
+    """Where people reach the grades page (`ui.external_url`, else the metrics endpoint's address), no final `/`;
+    "" when there is no page."""
+    endpoint = config.metrics.endpoint
+    if not endpoint:
+        return (config.ui.external_url or "").rstrip("/")
+    host, port = split_address(endpoint)
+    tls = Access.of(config.metrics.tls, config.metrics.auth).scheme == "https"
+    return page_address(config.ui, host, port, tls).rstrip("/")
 
 
 def _regrades(config: Config) -> bool:

@@ -20,6 +20,7 @@ from otelgrade.gathering import GradedRun
 from otelgrade.judges.sampling import is_sampled
 from otelgrade.metrics import Metrics
 from otelgrade.results import Grade, Outcome
+from otelgrade.server import pages_url
 from otelgrade.sinks import RunSink, read_sink
 from otelgrade.sinks.webhook import WebhookSink
 from otelgrade.trajectory import Trajectory
@@ -202,6 +203,19 @@ def test_config_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
         parse_config({"sinks": [{"type": "webhook", "url": "hooks.example.com"}]})
     with pytest.raises(ConfigError, match="outcomes"):
         parse_config({"sinks": [{"type": "webhook", "url": "http://x", "outcomes": ["failed"]}]})
+
+
+def test_links_go_to_the_external_url_unless_the_sink_names_its_own_page() -> None:
+    sinks = [{"type": "webhook", "url": "http://x"}, {"type": "webhook", "url": "http://y", "pages_url": "https://p"}]
+    behind_proxy = parse_config({"ui": {"external_url": "https://grades.example.com/"}, "sinks": sinks})
+    direct = parse_config({"metrics": {"endpoint": "127.0.0.1:9464", "tls": None}, "sinks": sinks})
+    linked = [sink.linked(pages_url(config)) for config in (behind_proxy, direct) for sink in config.sinks]
+    assert [getattr(sink, "pages_url", None) for sink in linked] == [
+        "https://grades.example.com",
+        "https://p",
+        "http://127.0.0.1:9464",
+        "https://p",
+    ]
 
 
 # --- through a live serve ------------------------------------------------------------------------
