@@ -75,6 +75,18 @@ class Suite:
         return f"{self.name} {{{shown}}}" if shown else f"{self.name} (every request)"
 
 
+@dataclass(frozen=True)
+class UnmatchedRuns:
+    """What arrived and was not graded, since the service started: the request runs no suite matched (how many,
+    and the commonest kinds as (service, agent, source, count), at most `UNMATCHED_KINDS` of them), the traces
+    holding no agent or model call at all, and each suite's name and `match` as a person reads it."""
+
+    runs: int
+    kinds: tuple[tuple[str, str, str, int], ...]
+    traces_without_run: int
+    suites: tuple[tuple[str, str], ...]
+
+
 class Grading:
     """Grades runs with the installed suites; `install` swaps them (a config reload) without losing anything."""
 
@@ -107,6 +119,9 @@ class Grading:
         self._outcomes_lock = threading.Lock()
         self._unmatched: Counter[tuple[str, str, str]] = Counter()  # (service, agent, source) since the last report
         self._unmatched_lock = threading.Lock()
+        self._unmatched_since_start: Counter[tuple[str, str, str]] = Counter()  # the page's, never reset
+        self._unmatched_total = 0
+        self._traces_without_run = 0
         settings = conversations if conversations is not None else ConversationSettings()
         self.id_attributes = tuple(settings.id_attributes)  # `conversations.id_attributes`
         self.conversations = Conversations(settings, clock)  # held live; fed only while a suite grades conversations
@@ -270,8 +285,18 @@ class Grading:
         self.metrics.runs_unmatched.labels(service, agent).inc()
         key = (service, agent, source)
         with self._unmatched_lock:
-            if key in self._unmatched or len(self._unmatched) < UNMATCHED_KINDS:
-                self._unmatched[key] += 1
+            self._unmatched_total += 1
+            for seen in (self._unmatched, self._unmatched_since_start):
+                if key in seen or len(seen) < UNMATCHED_KINDS:
+                    seen[key] += 1
+
+    def unmatched_runs(self) -> UnmatchedRuns:
+        """What the grades page shows to explain runs that were not graded."""
+        with self._unmatched_lock:
+            kinds = tuple((s, a, src, n) for (s, a, src), n in self._unmatched_since_start.most_common())
+            total, without_run = self._unmatched_total, self._traces_without_run
+        suites = tuple((suite.name, suite.described().removeprefix(suite.name).strip()) for suite in self.suites)
+        return UnmatchedRuns(total, kinds, without_run, suites)
 
     def unmatched_report(self) -> str | None:
         """What the requests that matched no suite since the last report looked like, beside each suite's `match`
@@ -293,6 +318,8 @@ class Grading:
         m = self.metrics
         if not runs:
             m.traces_without_run.inc()
+            with self._unmatched_lock:
+                self._traces_without_run += 1
         for run in runs:
             if run.parent_span_id is not None:
                 continue

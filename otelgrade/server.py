@@ -319,7 +319,7 @@ class Server:
         app.router.add_get("/metrics", self._metrics_page)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
-        add_grade_pages(app, self.runs, self.config.ui)
+        add_grade_pages(app, self.runs, self.config.ui, self.grading.unmatched_runs)
         self.metrics.grades_page.labels(page_address(self.config.ui, host, port, access.scheme == "https")).set(1)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()

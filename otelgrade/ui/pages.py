@@ -10,7 +10,7 @@ import hashlib
 import json
 import socket
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -18,6 +18,7 @@ from urllib.parse import quote
 import jinja2
 from aiohttp import web
 
+from otelgrade.grading import UnmatchedRuns
 from otelgrade.results import OUTCOMES, Grade
 from otelgrade.settings import UiSettings
 from otelgrade.trajectory import ToolCall, Trajectory, content_text
@@ -60,10 +61,15 @@ def page_address(settings: UiSettings, host: str, port: int, tls: bool) -> str:
     return f"{'https' if tls else 'http'}://{host}:{port}/"
 
 
-def add_grade_pages(app: web.Application, store: RunStore, settings: UiSettings) -> None:
+def add_grade_pages(
+    app: web.Application,
+    store: RunStore,
+    settings: UiSettings,
+    unmatched: Callable[[], UnmatchedRuns] | None = None,
+) -> None:
     """Serve the grades page from `app` (the metrics endpoint's application, with its auth); every answer of
-    `app` gets the security headers."""
-    pages = GradePages(store, settings)
+    `app` gets the security headers. `unmatched` tells the page what arrived and was not graded."""
+    pages = GradePages(store, settings, unmatched)
     app.router.add_get("/", pages.index)
     app.router.add_get("/runs/{trace_id}", pages.run)
     app.router.add_get("/api/grades", pages.api_grades)
@@ -78,9 +84,12 @@ def add_grade_pages(app: web.Application, store: RunStore, settings: UiSettings)
 
 
 class GradePages:
-    def __init__(self, store: RunStore, settings: UiSettings) -> None:
+    def __init__(
+        self, store: RunStore, settings: UiSettings, unmatched: Callable[[], UnmatchedRuns] | None = None
+    ) -> None:
         self.store = store
         self.settings = settings
+        self.unmatched = unmatched
 
     async def index(self, request: web.Request) -> web.Response:
         held = self.store.grades()
@@ -101,6 +110,7 @@ class GradePages:
             runs_held=len(self.store),
             keep=self.store.keep,
             request_query=request.query_string,
+            unmatched=self.unmatched() if self.unmatched is not None else None,
         )
 
     async def run(self, request: web.Request) -> web.Response:
