@@ -374,6 +374,14 @@ def test_names_and_reasons_sent_by_agents_cannot_break_a_log_line(caplog: pytest
     assert line.isprintable()
 
 
+def test_a_failing_conversation_is_said_to_be_one(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, "otelgrade.runs")
+    turns = grade(1, "fail", grader="resolved", level="conversation", conversation_id="conv-7")
+    graded(RunLog(UiSettings(), Clock()), [turns])
+    [line] = [r.getMessage() for r in caplog.records]
+    assert line.startswith(f"conversation failed: trace_id={trace(1)} span_id={1:016x} conversation_id=conv-7 ")
+
+
 def test_a_long_rationale_is_cut_in_the_log_but_not_on_the_page() -> None:
     long = grade(1, "fail", rationale="x" * 1000)
     store = RunStore(keep=1)

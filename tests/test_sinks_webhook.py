@@ -112,7 +112,7 @@ def test_a_4xx_is_not_retried_and_counted_dropped(receiver: Receiver) -> None:
     assert receiver.answered == [400, 200]
     assert keys == [run(2, "fail").key]
     assert dropped(metrics, "rejected") == 1
-    assert metrics.registry.get_sample_value("otelgrade_sink_errors_total", {"sink": "webhook (webhook)"}) == 1
+    assert metrics.registry.get_sample_value("otelgrade_sink_errors_total", {"sink": "webhook"}) == 1
 
 
 def test_a_full_queue_drops_and_counts_and_shutdown_flush_is_bounded(receiver: Receiver) -> None:

@@ -117,7 +117,7 @@ class WebhookSink:
         self.settings, self.pages_url = settings, pages_url.rstrip("/")
         self.clock, self.wall = clock, wall
         name = settings.name
-        self._errors = ErrorBurst(f"{name} (webhook)", metrics)
+        self._errors = ErrorBurst(name, metrics)
         self._delivered = metrics.sink_delivered.labels(name)
         self._dropped = {reason: metrics.sink_dropped.labels(name, reason) for reason in DROP_REASONS}
         self._secret = os.environ.get(settings.secret_env, "").encode() if settings.secret_env else b""

@@ -133,7 +133,10 @@ def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None, run
     """One line for one run's failing grades: where the run is, each failing grader's reason, and (`run`) the
     judges it had not heard from by the deadline, or that these are such a judge's late verdicts."""
     first = grades[0]
+    what = "conversation" if first.level == "conversation" else "run"
     where = [f"trace_id={first.trace_id}", f"span_id={first.span_id}"]
+    if first.conversation_id:
+        where.append(f"conversation_id={first.conversation_id}")
     if first.service_name:
         where.append(f"service={first.service_name}")
     if first.agent_name:
@@ -141,7 +144,7 @@ def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None, run
     reasons = "; ".join(
         f"suite={g.suite} grader={g.grader}: {_one_line(g.rationale) or '(no rationale)'}" for g in grades
     )
-    said = "run failed (late judge verdict)" if run is not None and run.part > 1 else "run failed"
+    said = f"{what} failed (late judge verdict)" if run is not None and run.part > 1 else f"{what} failed"
     line = f"{said}: {' '.join(where)} | {reasons}"
     if run is not None and run.waiting:
         line += f" | no answer yet from {', '.join(run.waiting)} (judge.timeout)"
