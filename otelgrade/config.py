@@ -54,6 +54,7 @@ class Suite:
     graders: list[GraderSpec] = field(default_factory=list)
     regrade: bool = False  # grade a run again when late spans reach it (within `assembly.regrade_traces`)
     level: Literal["run", "conversation"] = "run"  # `conversation`: grade whole conversations, not each run
+    shadow: bool = False  # graded and recorded, kept out of the shipped alerts (a new version tried beside the old)
 
 
 @dataclass
@@ -285,16 +286,21 @@ def _check_match_key(key: str, where: str) -> None:
 def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
     if not isinstance(raw, Mapping):
         raise ConfigError("a suite must be a mapping with `name`, `match` and `graders`", where)
-    extra = set(raw) - {"name", "match", "graders", "sample", "regrade", "level"}
+    extra = set(raw) - {"name", "match", "graders", "sample", "regrade", "level", "shadow"}
     if extra:
         raise ConfigError(
-            f"unknown suite key(s) {sorted(extra)}; a suite has name, match, graders, sample, regrade, level", where
+            f"unknown suite key(s) {sorted(extra)}; a suite has name, match, graders, sample, regrade, level, shadow",
+            where,
         )
     level = raw.get("level", "run")
     if level not in ("run", "conversation"):
         raise ConfigError(
             f"`level` is `run` (grade each request run) or `conversation` (grade whole conversations), not {level!r}",
             f"{where}.level",
+        )
+    if not isinstance(raw.get("shadow", False), bool):
+        raise ConfigError(
+            "`shadow` is true or false: grade and record, but keep out of the shipped alerts", f"{where}.shadow"
         )
     if not isinstance(raw.get("regrade", False), bool):
         raise ConfigError("`regrade` is true or false: grade a run again when late spans reach it", f"{where}.regrade")
@@ -342,7 +348,14 @@ def _parse_suite(raw: Any, where: str, base_dir: Path | None = None) -> Suite:
     sample = _suite_sample(raw.get("sample"), f"{where}.sample")
     for spec in specs:
         spec.sample = sample
-    return Suite(name=raw["name"], match=dict(match), graders=specs, regrade=raw.get("regrade", False), level=level)
+    return Suite(
+        name=raw["name"],
+        match=dict(match),
+        graders=specs,
+        regrade=raw.get("regrade", False),
+        level=level,
+        shadow=raw.get("shadow", False),
+    )
 
 
 def _suite_sample(raw: Any, where: str) -> SampleRates | None:

@@ -53,6 +53,7 @@ class Suite:
     regrade: bool = False  # grade its runs again when late spans reach them
     match: tuple[tuple[str, Any], ...] = ()  # the `match` block the predicate was made from, to show a person
     level: Level = "run"  # `conversation`: grades whole conversations (`Conversation`), not each run
+    shadow: bool = False  # graded and recorded, never paging: its graders' alert policy is `none`
 
     @classmethod
     def build(
@@ -63,11 +64,12 @@ class Suite:
         judges: JudgeClient = DISABLED,
         regrade: bool = False,
         level: Level = "run",
+        shadow: bool = False,
     ) -> Suite:
         for spec in specs:
             spec.version = spec.version or grader_version(spec)
         graders = tuple(SuiteGrader(spec, spec.scoped(judges)) for spec in specs)
-        return cls(name, match_filter(match), graders, regrade, tuple(match.items()), level)
+        return cls(name, match_filter(match), graders, regrade, tuple(match.items()), level, shadow)
 
     def described(self) -> str:
         """`name {match}`, as a person would compare it with a run."""
@@ -399,7 +401,7 @@ class Grading:
 def alert_policies(suite: Suite) -> dict[str, AlertPolicy]:
     """How each grader of the suite pages (`otelgrade_grader_alert_policy`): its configured or default policy.
     The one place that decides it for a whole suite (a suite whose grades must not page sets `none` here)."""
-    return {g.spec.name: g.spec.alert_policy for g in suite.graders}
+    return {g.spec.name: "none" if suite.shadow else g.spec.alert_policy for g in suite.graders}
 
 
 def without_span_ground_truth(trajectory: Trajectory, allowed: bool) -> Trajectory:

@@ -169,7 +169,7 @@ class Server:
 
     def _suites(self, config: Config) -> list[Suite]:
         judges: JudgeClient = self._judges if self._judges is not None else DISABLED
-        return [Suite.build(s.name, s.match, s.graders, judges, s.regrade, s.level) for s in config.suites]
+        return [Suite.build(s.name, s.match, s.graders, judges, s.regrade, s.level, s.shadow) for s in config.suites]
 
     # --- lifecycle ---------------------------------------------------------------------------
 
