@@ -16,6 +16,7 @@ from typing import TextIO
 from otelgrade import __version__
 from otelgrade.config import Config, load_config
 from otelgrade.errors import ConfigError, InputError
+from otelgrade.graders.names import collecting as deprecated_spellings
 from otelgrade.metrics import Metrics
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.mapping import mapped_dialects
@@ -142,12 +143,15 @@ def _duration(text: str) -> float:
 
 
 def _check_config(path: str) -> int:
-    config = load_config(path)
+    with deprecated_spellings() as deprecated:
+        config = load_config(path)
     graders = sum(len(s.graders) for s in config.suites)
     print(f"{path}: ok ({len(config.suites)} suite(s), {graders} grader(s))")
     for suite in config.suites:
         for spec in suite.graders:
             print(f"  {suite.name}/{spec.name}  {spec.type}  version {spec.version}")
+    for said in deprecated:
+        print(f"warning: {said}")
     return EXIT_OK
 
 

@@ -167,7 +167,8 @@ def test_an_unknown_grader_type_suggests_the_closest_and_lists_plain_names_first
     assert "(did you mean `tools_not_called`" in error.message
     known = error.message.split("known types: ")[1].split(", ")
     assert {"tools_not_called", "max_tool_calls", "rubric"} <= set(known)
-    assert "evaldeck.tool_not_called" not in known
+    assert {"potato.contains", "vally.output-matches", "evaldeck.tool_not_called"} <= set(known)
+    assert not {"contains", "output-matches", "tool-calls"} & set(known), "deprecated spellings are not offered"
     plain = [n for n in known if "." not in n]
     assert known[: len(plain)] == plain
 

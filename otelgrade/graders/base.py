@@ -49,7 +49,8 @@ GradeFn = Callable[[Trajectory], GradeResult]
 
 @dataclass(frozen=True)
 class GraderType:
-    """A registered grader: its canonical name, its factory, and the other spellings it answers to."""
+    """A registered grader: its canonical name, its factory, the other spellings it answers to, and the old
+    spellings it still answers to with a deprecation warning (see `graders.names`)."""
 
     name: str
     factory: Callable[..., Any]
@@ -57,6 +58,8 @@ class GraderType:
     reads: Reads = ()
     scopes: tuple[Scope, ...] = ("run",)
     alert: AlertDefault = "objective"
+    deprecated: tuple[str, ...] = ()
+    summary: str = ""  # what it promises, when that is not its factory's docstring (one factory, two owners)
 
     def alert_policy(self, params: Mapping[str, Any]) -> AlertPolicy:
         """The policy of a grader of this type whose config names none."""
@@ -72,7 +75,7 @@ class GraderType:
 
     @property
     def doc(self) -> str:
-        return inspect.getdoc(self.factory) or ""
+        return self.summary or inspect.getdoc(self.factory) or ""
 
     @property
     def parameters(self) -> list[str]:
@@ -91,8 +94,9 @@ def grader(
     reads: Reads = (),
     scopes: tuple[Scope, ...] = ("run",),
     alert: AlertDefault = "objective",
+    deprecated: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a grader factory under `name` and its `aliases` (each reference system's spelling).
+    """Register a grader factory under `name`, its `aliases` and its `deprecated` old spellings.
 
     `reads` names the parts of a run it needs (`output`, `tool_arguments`, ...): on a run whose trace lacks
     one, the grade is `skipped` ("content not captured"), never a verdict on something the trace did not carry.
@@ -102,7 +106,8 @@ def grader(
     """
 
     def register(factory: Callable[..., Any]) -> Callable[..., Any]:
-        GRADER_TYPES.add(name, GraderType(name, factory, aliases, reads, scopes, alert), *aliases)
+        entry = GraderType(name, factory, aliases, reads, scopes, alert, deprecated)
+        GRADER_TYPES.add(name, entry, *aliases, *deprecated)
         return factory
 
     return register

@@ -66,7 +66,7 @@ def _output(trajectory: Trajectory) -> str:
 # --- output graders ----------------------------------------------------------------------------
 
 
-@grader("evaldeck.contains", "output_contains", "ContainsGrader", reads=("output",))
+@grader("evaldeck.contains", "ContainsGrader", reads=("output",))
 def contains(
     values: list[str] | str | None = None,
     case_sensitive: bool = False,
@@ -89,7 +89,7 @@ def contains(
     return grade
 
 
-@grader("evaldeck.not_contains", "output_not_contains", "NotContainsGrader", reads=("output",))
+@grader("evaldeck.not_contains", "NotContainsGrader", reads=("output",))
 def not_contains(
     values: list[str] | str | None = None,
     case_sensitive: bool = False,
@@ -111,7 +111,7 @@ def not_contains(
     return grade
 
 
-@grader("evaldeck.equals", "output_equals", "EqualsGrader", reads=("output",))
+@grader("evaldeck.equals", "EqualsGrader", reads=("output",))
 def equals(
     expected: str | None = None,
     normalize_whitespace: bool = True,
@@ -134,7 +134,7 @@ def equals(
     return grade
 
 
-@grader("evaldeck.regex", "output_matches", "RegexGrader", reads=("output",))
+@grader("evaldeck.regex", "RegexGrader", reads=("output",))
 def regex(pattern: str | None = None, flags: int = 0, field: str | None = None) -> GradeFn:
     """`re.search(pattern, output, flags)`; an invalid pattern is an `error` grade, as in evaldeck
     (an empty pattern counts as unset); one that backtracks catastrophically is refused with the config."""
@@ -162,7 +162,7 @@ def regex(pattern: str | None = None, flags: int = 0, field: str | None = None) 
 # --- tool and budget graders -------------------------------------------------------------------
 
 
-@grader("evaldeck.tool_called", "tools_called", "ToolCalledGrader")
+@grader("evaldeck.tool_called", "ToolCalledGrader")
 def tool_called(required: list[str] | None = None, tools: list[str] | None = None) -> GradeFn:
     """Every required tool was called at least once (order and repeats do not matter)."""
     given = _one_of(required=required, tools=tools)
@@ -180,7 +180,7 @@ def tool_called(required: list[str] | None = None, tools: list[str] | None = Non
     return grade
 
 
-@grader("evaldeck.tool_not_called", "tools_not_called", "ToolNotCalledGrader", alert="any")
+@grader("evaldeck.tool_not_called", "ToolNotCalledGrader", alert="any")
 def tool_not_called(forbidden: list[str] | None = None, tools: list[str] | None = None) -> GradeFn:
     """None of the forbidden tools was called."""
     given = _one_of(forbidden=forbidden, tools=tools)
@@ -204,7 +204,7 @@ def is_subsequence(expected: Sequence[str], actual: Iterable[str]) -> bool:
     return all(any(name == got for got in remaining) for name in expected)
 
 
-@grader("evaldeck.tool_order", "tool_call_order", "ToolOrderGrader")
+@grader("evaldeck.tool_order", "ToolOrderGrader")
 def tool_order(expected_order: list[str] | None = None, tools: list[str] | None = None) -> GradeFn:
     """The tools were called in this order; other calls may come in between."""
     given = _one_of(expected_order=expected_order, tools=tools)
@@ -252,26 +252,26 @@ _max_llm = _budget(
 )
 
 
-@grader("evaldeck.max_steps", "max_steps", "MaxStepsGrader", reads=("llm_calls",))
+@grader("evaldeck.max_steps", "MaxStepsGrader", reads=("llm_calls",))
 def max_steps(max_steps: int | None = None, max: int | None = None) -> GradeFn:
     """At most this many steps (LLM calls, tool calls and reasoning steps)."""
     return _max_steps(_one_of(max_steps=max_steps, max=max))
 
 
-@grader("evaldeck.max_tool_calls", "max_tool_calls", "MaxToolCallsGrader")
+@grader("evaldeck.max_tool_calls", "MaxToolCallsGrader")
 def max_tool_calls(max_tool_calls: int | None = None, max: int | None = None, count: Counted = "all") -> GradeFn:
     """At most this many tool calls (calls without a name count too). `count: own_agent` counts only the calls the
     run's own agent made, not its workers' (a request of several agents counts every agent's by default)."""
     return _max_tools(_one_of(max_tool_calls=max_tool_calls, max=max), count)
 
 
-@grader("evaldeck.max_llm_calls", "max_llm_calls", "MaxLLMCallsGrader", reads=("llm_calls",))
+@grader("evaldeck.max_llm_calls", "MaxLLMCallsGrader", reads=("llm_calls",))
 def max_llm_calls(max_llm_calls: int | None = None, max: int | None = None, count: Counted = "all") -> GradeFn:
     """At most this many LLM calls (`count: own_agent`: only the run's own agent's)."""
     return _max_llm(_one_of(max_llm_calls=max_llm_calls, max=max), count)
 
 
-@grader("evaldeck.task_completed", "task_completed", "TaskCompletedGrader", reads=("output",))
+@grader("evaldeck.task_completed", "TaskCompletedGrader", reads=("output",))
 def task_completed(require_success: bool = True) -> GradeFn:
     """The run ended `ok` with a non-empty output. evaldeck quirk: `require_success: false` (or
     `expected.task_completed: false`) expects the run NOT to complete."""

@@ -176,8 +176,8 @@ def _extractor_reads(params: Mapping[str, Any]) -> frozenset[Part]:
 
 
 for _name in BUILTINS:
-    aliases = ("ascii_printable_only",) if _name == "ascii_printable_only" else ()
-    grader(f"letta.{_name}", *aliases, reads=_extractor_reads)(_builtin(_name))
+    old = ("ascii_printable_only",) if _name == "ascii_printable_only" else ()
+    grader(f"letta.{_name}", reads=_extractor_reads, deprecated=old)(_builtin(_name))
 
 
 @grader("letta.tool", reads=_extractor_reads)

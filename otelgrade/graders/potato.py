@@ -50,7 +50,7 @@ def _reference(ground_truth: Any, trajectory: Trajectory) -> Any:
 # --- trajectory evaluators -------------------------------------------------------------------
 
 
-@grader("potato.trajectory_match", "trajectory_match", reads=("tool_arguments",))
+@grader("potato.trajectory_match", deprecated=("trajectory_match",), reads=("tool_arguments",))
 def trajectory_match(
     mode: str = "strict",
     tool_args_match_mode: str = "exact",
@@ -102,7 +102,7 @@ def trajectory_match(
     return grade
 
 
-@grader("potato.tool_use", "tool_use", reads=("tool_arguments",))
+@grader("potato.tool_use", deprecated=("tool_use",), reads=("tool_arguments",))
 def tool_use(
     expected_tool: str,
     expected_args: dict[str, Any] | None = None,
@@ -137,7 +137,7 @@ def tool_use(
     return grade
 
 
-@grader("potato.tool_call_accuracy", "tool_call_accuracy", reads=("tool_arguments",))
+@grader("potato.tool_call_accuracy", deprecated=("tool_call_accuracy",), reads=("tool_arguments",))
 def tool_call_accuracy(args_match_mode: str = "exact", ground_truth: Any = None, key: str | None = None) -> GradeFn:
     """Potato ToolCallAccuracyEvaluator: the share of reference calls the agent reproduced (any order,
     extras not penalised, greedy first-match). No reference calls: skipped (Potato's score is None)."""
@@ -162,7 +162,7 @@ def tool_call_accuracy(args_match_mode: str = "exact", ground_truth: Any = None,
 # --- text evaluators -------------------------------------------------------------------------
 
 
-@grader("potato.exact_match", "exact_match", reads=("output",))
+@grader("potato.exact_match", deprecated=("exact_match",), reads=("output",))
 def exact_match(
     case_sensitive: bool = True, strip: bool = True, ground_truth: Any = None, key: str | None = None
 ) -> GradeFn:
@@ -181,7 +181,7 @@ def exact_match(
     return grade
 
 
-@grader("potato.contains", "contains", reads=("output",))
+@grader("potato.contains", deprecated=("contains",), reads=("output",))
 def contains(
     substring: Any = None, case_sensitive: bool = False, ground_truth: Any = None, key: str | None = None
 ) -> GradeFn:
@@ -200,7 +200,7 @@ def contains(
     return grade
 
 
-@grader("potato.regex_match", "regex_match", reads=("output",))
+@grader("potato.regex_match", deprecated=("regex_match",), reads=("output",))
 def regex_match(pattern: str, flags: int = 0, key: str | None = None) -> GradeFn:
     """Potato RegexMatch: Python `re.search(pattern, output, flags)`; the reference is not used."""
     try:
@@ -217,7 +217,7 @@ def regex_match(pattern: str, flags: int = 0, key: str | None = None) -> GradeFn
     return grade
 
 
-@grader("potato.edit_distance", "edit_distance", reads=("output",))
+@grader("potato.edit_distance", deprecated=("edit_distance",), reads=("output",))
 def edit_distance(ground_truth: Any = None, key: str | None = None) -> GradeFn:
     """Potato EditDistance: 1 - Levenshtein distance / longer length, over code points (both empty: 1.0)."""
     from rapidfuzz.distance import Levenshtein
@@ -232,7 +232,7 @@ def edit_distance(ground_truth: Any = None, key: str | None = None) -> GradeFn:
     return grade
 
 
-@grader("potato.json_valid", "json_valid", reads=("output",))
+@grader("potato.json_valid", deprecated=("json_valid",), reads=("output",))
 def json_valid(key: str | None = None) -> GradeFn:
     """Potato JSONValid: the output text parses with Python's `json.loads` (which accepts NaN and Infinity)."""
 
@@ -246,7 +246,7 @@ def json_valid(key: str | None = None) -> GradeFn:
     return grade
 
 
-@grader("potato.json_schema_match", "json_schema_match", reads=("output",))
+@grader("potato.json_schema_match", deprecated=("json_schema_match",), reads=("output",))
 def json_schema_match(schema: dict[str, Any] | bool, key: str | None = None, remote_refs: bool = False) -> GradeFn:
     """Potato JSONSchemaMatch: the output parses as JSON and validates against `schema` (latest draft unless
     `$schema` says otherwise; `format` not asserted). The schema itself is checked when the config loads.
@@ -274,7 +274,7 @@ def json_schema_match(schema: dict[str, Any] | bool, key: str | None = None, rem
     return grade
 
 
-@grader("potato.embedding_similarity", "embedding_similarity", "embedding_distance", reads=("output",))
+@grader("potato.embedding_similarity", deprecated=("embedding_similarity", "embedding_distance"), reads=("output",))
 def embedding_similarity(
     model_name: str = "text-embedding-3-small",
     embed_fn: Callable[[str], Sequence[float]] | None = None,

@@ -22,6 +22,7 @@ from otelgrade.graders.base import (
     grader_type,
     list_graders,
 )
+from otelgrade.graders.names import note_spelling
 from otelgrade.graders.paths import config_folder, current_folder
 from otelgrade.graders.scope import Scoped, check_scope
 from otelgrade.judges import DISABLED, JudgeClient
@@ -152,6 +153,7 @@ def _own_spec(block: Mapping[str, Any], key: str | None) -> GraderSpec:
     if "type" not in block:
         raise ConfigError("a grader needs a `type`, one of: " + ", ".join(list_graders()), "type")
     type_name = grader_type(str(block["type"])).name
+    note_spelling(str(block["type"]))
     params = {k: v for k, v in block.items() if k not in _OWN_KEYS}
     for nested in ("config", "params"):
         if isinstance(block.get(nested), Mapping):

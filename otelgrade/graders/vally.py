@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from otelgrade.errors import ConfigError
-from otelgrade.graders.base import AlertPolicy, GradeFn, grader, grader_type
+from otelgrade.graders.base import GRADER_TYPES, AlertPolicy, GradeFn, grader
 from otelgrade.graders.jsregex import JsRegex, JsRegexError, compile_prefixed, js_stringify
 from otelgrade.graders.specs import GraderSpec, native_file, native_shape
 from otelgrade.results import GradeResult
@@ -168,7 +168,7 @@ def _guardrail_when_only_disallowed(params: Mapping[str, Any]) -> AlertPolicy:
     return "any" if only_disallowed else "objective"
 
 
-@grader("vally.tool-calls", "tool-calls", reads=_matcher_reads, alert=_guardrail_when_only_disallowed)
+@grader("vally.tool-calls", deprecated=("tool-calls",), reads=_matcher_reads, alert=_guardrail_when_only_disallowed)
 def tool_calls(required: Any = None, disallowed: Any = None, sequence: Any = None) -> GradeFn:
     """vally tool-calls: every `required` entry is satisfied, no call matches a `disallowed` entry, and the
     `sequence` entries match calls in that relative order. Names and argument filters are unanchored JS
@@ -222,13 +222,13 @@ def _contains(substring: str, case_sensitive: bool, negate: bool) -> GradeFn:
     return grade
 
 
-@grader("vally.output-contains", "output-contains", reads=("output",))
+@grader("vally.output-contains", deprecated=("output-contains",), reads=("output",))
 def output_contains(substring: str, case_sensitive: bool = False, negate: bool = False) -> GradeFn:
     """vally output-contains: `substring` occurs in the final output (case-insensitive by default)."""
     return _contains(substring, case_sensitive, negate)
 
 
-@grader("vally.output-not-contains", "output-not-contains", reads=("output",))
+@grader("vally.output-not-contains", deprecated=("output-not-contains",), reads=("output",))
 def output_not_contains(substring: str, case_sensitive: bool = False) -> GradeFn:
     """vally output-not-contains: `substring` does not occur in the final output."""
     return _contains(substring, case_sensitive, True)
@@ -244,13 +244,13 @@ def _matches(pattern: str, negate: bool) -> GradeFn:
     return grade
 
 
-@grader("vally.output-matches", "output-matches", reads=("output",))
+@grader("vally.output-matches", deprecated=("output-matches",), reads=("output",))
 def output_matches(pattern: str, negate: bool = False) -> GradeFn:
     """vally output-matches: a JavaScript regex (with `(?ims)` prefix flags) tested on the final output."""
     return _matches(pattern, negate)
 
 
-@grader("vally.output-not-matches", "output-not-matches", reads=("output",))
+@grader("vally.output-not-matches", deprecated=("output-not-matches",), reads=("output",))
 def output_not_matches(pattern: str) -> GradeFn:
     """vally output-not-matches: the regex does not match the final output."""
     return _matches(pattern, True)
@@ -276,13 +276,13 @@ def _transcript(substring: str, case_sensitive: bool, negate: bool) -> GradeFn:
     return grade
 
 
-@grader("vally.transcript-contains", "transcript-contains", reads=("messages",))
+@grader("vally.transcript-contains", deprecated=("transcript-contains",), reads=("messages",))
 def transcript_contains(substring: str, case_sensitive: bool = False, negate: bool = False) -> GradeFn:
     """vally transcript-contains: some assistant message of the run (not only the last) contains `substring`."""
     return _transcript(substring, case_sensitive, negate)
 
 
-@grader("vally.transcript-not-contains", "transcript-not-contains", reads=("messages",))
+@grader("vally.transcript-not-contains", deprecated=("transcript-not-contains",), reads=("messages",))
 def transcript_not_contains(substring: str, case_sensitive: bool = False) -> GradeFn:
     """vally transcript-not-contains: no assistant message contains `substring` (fails with no messages)."""
     return _transcript(substring, case_sensitive, True)
@@ -305,7 +305,7 @@ def _budget(what: str, max_value: float, measure: Any) -> GradeFn:
     return grade
 
 
-@grader("vally.tool-call-count", "tool-call-count")
+@grader("vally.tool-call-count", deprecated=("tool-call-count",))
 def tool_call_count(max: float, tools: list[str] | None = None) -> GradeFn:
     """vally tool-call-count: at most `max` tool calls (only those whose name matches a `tools` regex, if given).
     Over budget the score is max(0, 1 - (count - max) / max(max, 1))."""
@@ -317,25 +317,25 @@ def tool_call_count(max: float, tools: list[str] | None = None) -> GradeFn:
     return _budget("tool calls", max, count)
 
 
-@grader("vally.turn-count", "turn-count", reads=("messages",))
+@grader("vally.turn-count", deprecated=("turn-count",), reads=("messages",))
 def turn_count(max: float) -> GradeFn:
     """vally turn-count: at most `max` agent turns (model responses)."""
     return _budget("turns", max, lambda t: t.steps)
 
 
-@grader("vally.token-budget", "token-budget", reads=("llm_calls",))
+@grader("vally.token-budget", deprecated=("token-budget",), reads=("llm_calls",))
 def token_budget(max: float) -> GradeFn:
     """vally token-budget: at most `max` tokens, input plus output, over every model call of the run."""
     return _budget("tokens", max, lambda t: sum((c.input_tokens or 0) + (c.output_tokens or 0) for c in t.llm_calls))
 
 
-@grader("vally.error-count", "error-count")
+@grader("vally.error-count", deprecated=("error-count",))
 def error_count(max: float) -> GradeFn:
     """vally error-count: at most `max` errors (failed tool calls, plus the run itself if it failed)."""
     return _budget("errors", max, lambda t: sum(c.error for c in t.tool_calls) + (t.status == "error"))
 
 
-@grader("vally.wall-time", "wall-time")
+@grader("vally.wall-time", deprecated=("wall-time",))
 def wall_time(max: float) -> GradeFn:
     """vally wall-time: the run took at most `max` seconds."""
     return _budget("seconds", max, lambda t: t.duration_s or 0.0)
@@ -344,7 +344,7 @@ def wall_time(max: float) -> GradeFn:
 # --- completion and behaviour ----------------------------------------------------------------
 
 
-@grader("vally.completed", "completed", reads=("output",))
+@grader("vally.completed", deprecated=("completed",), reads=("output",))
 def completed() -> GradeFn:
     """vally completed: a non-empty output, no error, and at least one finished agent turn."""
 
@@ -361,7 +361,7 @@ def completed() -> GradeFn:
     return grade
 
 
-@grader("vally.exit-success", "exit-success", reads=("output",))
+@grader("vally.exit-success", deprecated=("exit-success",), reads=("output",))
 def exit_success() -> GradeFn:
     """vally exit-success: the run produced a non-empty output."""
 
@@ -388,7 +388,7 @@ def skill_activations(trajectory: Trajectory, tools: Sequence[str] = _SKILL_TOOL
     return found
 
 
-@grader("vally.skill-invocation", "skill-invocation")
+@grader("vally.skill-invocation", deprecated=("skill-invocation",))
 def skill_invocation(
     required: list[str] | None = None, disallowed: list[str] | None = None, skill_tools: list[str] | None = None
 ) -> GradeFn:
@@ -413,7 +413,7 @@ def skill_invocation(
     return grade
 
 
-@grader("vally.max-repeat", "max-repeat", reads=("tool_arguments",))
+@grader("vally.max-repeat", deprecated=("max-repeat",), reads=("tool_arguments",))
 def max_repeat(
     max: int,
     match: Literal["observation", "name", "name-args"] = "observation",
@@ -456,11 +456,8 @@ def vally_block(block: Mapping[str, Any], key: str | None = None) -> list[Grader
     type_name = block.get("type")
     if not isinstance(type_name, str) or set(block) - _BLOCK_KEYS:
         return None
-    try:
-        canonical = grader_type(type_name).name
-    except ConfigError:
-        return None
-    if not canonical.startswith("vally."):
+    canonical = f"vally.{type_name}"
+    if canonical not in GRADER_TYPES:
         return None
     config = block.get("config") or {}
     if not isinstance(config, Mapping):
