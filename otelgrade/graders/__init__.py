@@ -8,7 +8,8 @@ from otelgrade.graders.specs import GraderSpec, grader_specs, native_file, nativ
 from otelgrade.results import GradeResult
 
 for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
+    if _module.name != "reference":  # the grader reference's writer: it registers nothing
+        importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
     "GradeResult",

@@ -1,0 +1,48 @@
+"""docs/graders.md is the grader registry written out: every type, and current; every example in it loads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from otelgrade.config import load_config
+from otelgrade.graders import grader_type, list_graders
+from otelgrade.graders.conversation import CONVERSATION_ONLY
+from otelgrade.graders.reference import example, render
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "docs" / "graders.md"
+REGENERATE = "python -m otelgrade.graders.reference docs/graders.md"
+
+
+def built_in() -> list[str]:
+    return [n for n in list_graders() if grader_type(n).factory.__module__.startswith("otelgrade.")]
+
+
+def test_the_committed_reference_is_current() -> None:
+    assert REFERENCE.read_text() == render(), f"docs/graders.md is stale: run `{REGENERATE}` and commit it"
+
+
+def test_the_reference_has_a_section_for_every_registered_type() -> None:
+    text = REFERENCE.read_text()
+    missing = [n for n in built_in() if f"### `{n}`\n" not in text]
+    assert not missing, f"not in docs/graders.md: {missing}; run `{REGENERATE}`"
+    for old in ("contains", "output-matches", "ascii_printable_only"):
+        assert f"`{old}`" in text  # its deprecated spelling is listed beside the type it loads
+
+
+@pytest.mark.parametrize("type_name", built_in())
+def test_every_example_loads_as_written(type_name: str, tmp_path: Path) -> None:
+    (tmp_path / "helpful.txt").write_text("Was the answer helpful? {submission}")
+    suite = {"name": "s", "graders": [{"name": "g", **example(type_name)}]}
+    if type_name in CONVERSATION_ONLY:
+        suite["level"] = "conversation"
+    (tmp_path / "otelgrade.yaml").write_text(yaml.safe_dump({"suites": [suite]}))
+    [suite] = load_config(tmp_path / "otelgrade.yaml").suites
+    assert [spec.type for spec in suite.graders][:1] == [type_name]
+
+
+def test_the_readme_links_the_reference() -> None:
+    assert "(docs/graders.md)" in (ROOT / "README.md").read_text()
