@@ -10,15 +10,22 @@ with its earlier turns; it is then graded again, as the next revision of its gra
 from __future__ import annotations
 
 import heapq
+import json
+import logging
+import os
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from otelgrade.settings import ConversationSettings
 from otelgrade.trajectory import PARTS, Conversation, Handoff, LLMCall, ToolCall, Trajectory, content_text
 
+log = logging.getLogger(__name__)
+
 Completion = Literal["settled", "ended", "evicted", "shutdown"]
+JOURNAL_SLACK = 16 * 1024**2  # bytes a journal may hold beyond twice what is held before it is rewritten
 COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown")
 
 
@@ -107,17 +114,81 @@ class Held:
     completed_at: float | None = None  # None while open
     reopened: int = 0  # how often a run came after it was complete
 
-    def add(self, run: Trajectory) -> int:
-        """Hold the run; the change in bytes held."""
-        body = run.model_dump_json().encode()
-        before = self.turns.get((run.trace_id, run.span_id))
-        self.turns[(run.trace_id, run.span_id)] = body
-        change = len(body) - (len(before) if before is not None else 0)
+    def put(self, key: tuple[str, str], body: bytes) -> int:
+        """Hold a turn (its trajectory's JSON) under its (trace id, span id); the change in bytes held."""
+        before = self.turns.get(key)
+        self.turns[key] = body
+        change = len(body) - (len(before) if before is not None else 0)  # a turn graded again replaces itself
         self.nbytes += change
         return change
 
     def conversation(self) -> Conversation:
         return merge([Trajectory.model_validate_json(body) for body in self.turns.values()], self.conversation_id)
+
+
+class Journal:
+    """With the spool on: every held turn and every change of state, appended to one file in the spool directory
+    (`conversations.journal`), so a restart holds again every conversation's earlier turns. Rewritten whole when
+    it is more than twice what is held. A line cut short by a crash is skipped when read back."""
+
+    NAME = "conversations.journal"
+
+    def __init__(self, directory: str | Path, fsync: bool = True) -> None:
+        self.path = Path(directory) / self.NAME
+        self.fsync = fsync
+        self._file = self.path.open("ab")
+        self.written = self.path.stat().st_size
+
+    def turn(self, cid: str, key: tuple[str, str], body: bytes) -> None:
+        self._write(_turn_line(cid, key, body))
+
+    def state(self, cid: str, what: Literal["done", "forget"]) -> None:
+        self._write(json.dumps({"c": cid, what: True}).encode() + b"\n")
+
+    def _write(self, line: bytes) -> None:
+        try:
+            self._file.write(line)
+            self._file.flush()
+            if self.fsync:
+                os.fsync(self._file.fileno())
+            self.written += len(line)
+        except OSError as exc:  # the conversation is still held; only a restart would lose it
+            log.error("cannot write the conversation journal %s: %s", self.path, exc)
+
+    def read(self) -> Iterator[dict[str, object]]:
+        with self.path.open("rb") as file:
+            for number, line in enumerate(file, 1):
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    log.warning("%s:%d: a record cut short, skipped", self.path, number)
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("c"), str):
+                    yield record
+
+    def rewrite(self, held: Sequence[Held]) -> None:
+        """The journal as just what is held now."""
+        fresh = self.path.with_suffix(".tmp")
+        with fresh.open("wb") as file:
+            for conversation in held:
+                for key, body in conversation.turns.items():
+                    file.write(_turn_line(conversation.conversation_id, key, body))
+                if conversation.completed_at is not None:
+                    file.write(json.dumps({"c": conversation.conversation_id, "done": True}).encode() + b"\n")
+            file.flush()
+            os.fsync(file.fileno())
+        self._file.close()
+        os.replace(fresh, self.path)
+        self._file = self.path.open("ab")
+        self.written = self.path.stat().st_size
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _turn_line(cid: str, key: tuple[str, str], body: bytes) -> bytes:
+    """`{"c": id, "t": trace id, "s": span id, "r": the trajectory}`, the trajectory's JSON written as it is held."""
+    return json.dumps({"c": cid, "t": key[0], "s": key[1]})[:-1].encode() + b', "r": ' + body + b"}\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +211,35 @@ class Conversations:
         self.nbytes = 0
         self._deadlines: list[tuple[float, str]] = []  # (settle deadline, id); stale entries are skipped
         self.reopened_total = 0
+        self.journal: Journal | None = None
+
+    def restore(self, journal: Journal) -> int:
+        """Hold again what the journal kept (open conversations settle `settle` from now) and keep writing to it;
+        the number of conversations held again."""
+        now = self.clock()
+        for record in journal.read():
+            cid = str(record["c"])
+            held = self.open.pop(cid, None) or self.completed.pop(cid, None) or Held(cid)
+            if record.get("forget"):
+                self.nbytes -= held.nbytes
+                continue
+            if record.get("done"):
+                held.completed_at = now
+                self.completed[cid] = held
+                continue
+            if held.completed_at is not None:
+                held.completed_at, held.reopened = None, held.reopened + 1
+            self.nbytes += held.put(
+                (str(record.get("t")), str(record.get("s"))),
+                json.dumps(record.get("r"), separators=(",", ":"), ensure_ascii=False).encode(),
+            )
+            held.last_run = now
+            self.open[cid] = held
+        for cid in self.open:
+            heapq.heappush(self._deadlines, (now + self.settings.settle, cid))
+        self.journal = journal
+        journal.rewrite([*self.completed.values(), *self.open.values()])
+        return len(self)
 
     def __len__(self) -> int:
         return len(self.open) + len(self.completed)
@@ -163,8 +263,11 @@ class Conversations:
             else:
                 held = Held(cid)
         self.open[cid] = held
-        self.nbytes += held.add(run)
+        body = run.model_dump_json().encode()
+        self.nbytes += held.put((run.trace_id, run.span_id), body)
         held.last_run = now
+        if self.journal is not None:
+            self.journal.turn(cid, (run.trace_id, run.span_id), body)
         done: list[Completed] = []
         if run.ends_conversation:
             done.append(self._complete(held, "ended", reopened or held.reopened > 0))
@@ -202,11 +305,17 @@ class Conversations:
         self.open.pop(held.conversation_id, None)
         held.completed_at = self.clock()
         self.completed[held.conversation_id] = held
+        if self.journal is not None:
+            self.journal.state(held.conversation_id, "done")
         return Completed(held.conversation(), reason, reopened)
 
     def _forget(self, cid: str) -> None:
         held = self.completed.pop(cid)
         self.nbytes -= held.nbytes
+        if self.journal is not None:
+            self.journal.state(cid, "forget")
+            if self.journal.written > 2 * self.nbytes + JOURNAL_SLACK:
+                self.journal.rewrite([*self.completed.values(), *self.open.values()])
 
     def _make_room(self) -> list[Completed]:
         """Within the caps: forget the earliest completed conversations, then grade the least recently active

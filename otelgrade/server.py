@@ -42,6 +42,7 @@ from prometheus_client.exposition import choose_encoder
 
 from otelgrade.assemble import Assembler, CompletedTrace
 from otelgrade.config import Config, load_config
+from otelgrade.conversations import Journal
 from otelgrade.errors import ConfigError
 from otelgrade.export import Exporter
 from otelgrade.grading import Grading, Suite
@@ -269,6 +270,8 @@ class Server:
         self._decoding.shutdown(wait=True)
         if self.spool is not None:
             self.spool.close()
+        if self.grading.conversations.journal is not None:
+            self.grading.conversations.journal.close()
 
     def _replay(self) -> None:
         """Before the receivers open, on a thread of its own: open the spool and hold again what it kept of runs not
@@ -278,6 +281,9 @@ class Server:
             return
         spool = Spool(durability.spool_dir, durability.fsync, durability.segment_bytes, metrics=self.metrics)
         self.spool = self.ingest.spool = spool
+        journal = Journal(durability.spool_dir, fsync=durability.fsync != "never")
+        if held_again := self.grading.conversations.restore(journal):  # before any run is graded
+            log.info("spool: %d conversation(s) held again", held_again)
         graded = spool.graded_ids()
         self.assembler.remember(graded)  # the decision cache, as it was
         skip = set(graded)

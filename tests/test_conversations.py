@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otelgrade.cli import main
 from otelgrade.config import parse_config
-from otelgrade.conversations import merge
+from otelgrade.conversations import Conversations, Journal, merge
 from otelgrade.decode import decode_traces
 from otelgrade.errors import ConfigError
 from otelgrade.graders import grader_specs
@@ -357,3 +357,25 @@ def test_a_conversation_grade_names_its_level_and_conversation_in_every_record()
     )
     event = evaluation_event(grade)
     assert event["otelgrade.level"] == "conversation" and event["gen_ai.conversation.id"] == "c-1"
+
+
+def test_the_journal_holds_the_turns_again_and_skips_a_record_cut_short(tmp_path: Path) -> None:
+    clock = Clock()
+    rec = Recorder()
+    three_turns(rec)
+    runs = rec.runs()
+    held = Conversations(ConversationSettings(settle=60), clock)
+    held.restore(Journal(tmp_path))
+    for run in runs[:2]:
+        held.add(run)
+    assert held.journal is not None
+    held.journal.close()
+    with (tmp_path / Journal.NAME).open("ab") as file:
+        file.write(b'{"c": "c-1", "t": "ab')  # the write a crash cut short
+    again = Conversations(ConversationSettings(settle=60), clock)
+    assert again.restore(Journal(tmp_path)) == 1
+    again.add(runs[2])
+    clock.now += 61
+    [done] = again.due()
+    assert [r.trace_id for r in done.conversation.runs] == [r.trace_id for r in runs]
+    assert done.conversation.messages == merge(runs).messages

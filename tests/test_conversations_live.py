@@ -102,3 +102,26 @@ def test_the_end_marker_grades_at_once_and_shutdown_grades_what_is_still_open(se
     grades = {(g["conversation_id"], g["grader"]): (g["outcome"], g["trace_id"]) for g in server.grades()}
     assert grades[("ends", "short")][0] == "pass"
     assert grades[("open", "safe")] == ("fail", f"{open_one:032x}")
+
+
+def test_with_the_spool_a_restart_keeps_every_conversations_earlier_turns(serve, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    spool = str(tmp_path / "spool")
+    config = {"durability": {"spool_dir": spool}, "conversations": {"settle": "1h"}, "suites": [SUITE, TURNS]}
+    first = serve(config)
+    provider, tracer = sdk(first)
+    history: list[dict[str, Any]] = []
+    ids = {"gen_ai.conversation.id": "conv-9"}
+    turn(tracer, history, "Where is order 9?", "It shipped.", ["lookup_order"], ids)
+    turn(tracer, history, "And order 10?", "Also shipped.", ["lookup_order"], ids)
+    first.wait_for_metric("otelgrade_runs_graded_total", {"suite": "turns"}, 2)
+    provider.shutdown()
+    first.kill()  # a crash: nothing is graded at shutdown
+    second = serve({**config, "conversations": {"settle": "1s"}})
+    provider, tracer = sdk(second)
+    last = turn(tracer, history, "Thanks, that is all.", "You're welcome.", [], ids)
+    second.wait_for_metric("otelgrade_conversations_graded_total", GRADED, 1)
+    provider.shutdown()
+    second.stop()
+    # Three turns: the two from before the crash are part of the conversation graded after it.
+    assert conversation_grades(second) == [("safe", "pass", 1, f"{last:032x}"), ("short", "fail", 1, f"{last:032x}")]
+    assert first.grades() == [] or all(g["level"] == "run" for g in first.grades())
