@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +89,11 @@ def test_archive_change_a_threshold_backfill_and_find_the_flips(
         server = serve({"judge": judge, "suites": suites(0.5), "sinks": sinks})
         sent = send_runs(server)
         server.wait_for_metric("otelgrade_grades_total", {"grader": "helpful"}, RUNS)
+        with urllib.request.urlopen(f"{server.metrics_url}/api/grades?grader=helpful", timeout=5) as response:
+            shown = json.load(response)["grades"]
+        some_run = next(iter(sent))
+        with urllib.request.urlopen(f"{server.metrics_url}/runs/{some_run}", timeout=5) as response:
+            page = response.read().decode()
         server.stop()
         live = {g["trace_id"]: g for g in server.grades() if g["grader"] == "helpful"}
         assert {t: g["outcome"] for t, g in live.items()} == {
@@ -99,6 +105,8 @@ def test_archive_change_a_threshold_backfill_and_find_the_flips(
         assert main(["check-config", old]) == 0
         old_version = re.search(r"support/helpful\s+rubric\s+version (\w+)", capsys.readouterr().out)
         assert old_version and {g["version"] for g in live.values()} == {old_version.group(1)}
+        assert {g["version"] for g in shown} == {old_version.group(1)} and len(shown) == RUNS  # /api/grades
+        assert f"version <code>{old_version.group(1)}</code>" in page  # the run page
 
         # Without --yes and with no one at a terminal, nothing is spent.
         asked = len(fake.requests)

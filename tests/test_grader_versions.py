@@ -15,6 +15,8 @@ from otelgrade.config import load_config
 from otelgrade.export import Exporter
 from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
+from otelgrade.results import Grade
+from otelgrade.sinks.otlp import evaluation_event
 from otelgrade.trajectory import Trajectory
 
 RUBRIC = {"name": "helpful", "type": "rubric", "prompt_path": "rubric.txt", "threshold": 0.7}
@@ -103,3 +105,8 @@ def _written(tmp_path: Path, doc: dict[str, object]) -> Path:
     path = tmp_path / "otelgrade.yaml"
     path.write_text(yaml.safe_dump(doc))
     return path
+
+
+def test_the_otlp_evaluation_event_carries_the_version() -> None:
+    grade = Grade("a" * 32, "b" * 16, "support", "safe", 1.0, True, "pass", "", version="0123456789ab")
+    assert evaluation_event(grade)["otelgrade.grader.version"] == "0123456789ab"
