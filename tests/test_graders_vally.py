@@ -192,3 +192,22 @@ def test_a_vally_eval_spec_loads_as_one_suite_per_stimulus() -> None:
         ("a", [("vally.tool-calls", "tool-calls")]),
         ("b", [("vally.tool-calls", "tool-calls"), ("vally.output-contains", "says-ok")]),
     ]
+
+
+def test_an_absence_only_tool_calls_grader_passes_a_run_with_no_tool_calls() -> None:
+    # vally 0.19 (release notes, #1325): tool-calls with only `disallowed` grades an empty agent scope, a pass
+    verdict = grade("tool-calls", {"disallowed": ["^rm$"]}, run())
+    assert verdict.outcome == "pass"
+    assert grade("tool-calls", {"disallowed": ["^rm$"]}, run(("rm", {}, 0))).outcome == "fail"
+
+
+def test_error_count_counts_the_tool_failures_the_producer_reported() -> None:
+    # vally 0.17 (release notes, #1225): a tool result the producer recorded as failed is a failure, not a success
+    failed = Trajectory(
+        trace_id="1" * 32,
+        span_id="2" * 16,
+        output="done",
+        tool_calls=[ToolCall(name="search", step=0, result="boom", error=True), ToolCall(name="book", step=1)],
+    )
+    assert grade("error-count", {"max": 0}, failed).passed is False
+    assert grade("error-count", {"max": 1}, failed).passed is True
