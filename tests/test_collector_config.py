@@ -158,3 +158,25 @@ def test_otelgrade_listens_on_localhost_and_the_shipped_collectors_on_all_interf
     for name in COLLECTORS:
         protocols = _load(CONFIG_DIR / name)["receivers"]["otlp"]["protocols"]
         assert {p["endpoint"].rsplit(":", 1)[0] for p in protocols.values()} == {"0.0.0.0"}, name
+
+
+def test_the_score_heatmap_draws_the_bucketed_scores_as_they_are() -> None:
+    (panel,) = [p for p in json.loads(DASHBOARD.read_text())["panels"] if p["type"] == "heatmap"]
+    # With no options Grafana re-buckets the already bucketed histogram into buckets of its own.
+    assert panel["options"]["calculate"] is False
+    assert panel["options"]["rowsFrame"]["layout"] == "le"
+    assert panel["targets"][0]["format"] == "heatmap"
+
+
+def test_failing_runs_are_linked_from_the_dashboard_without_the_provisioned_data_source() -> None:
+    board = json.loads(DASHBOARD.read_text())
+    # A dashboard link (and each failed-grades series' link) opens otelgrade's list of failing runs; only the
+    # exemplar links need the data source's exemplarTraceIdDestinations.
+    assert [link["url"] for link in board["links"]] == ["${otelgrade_url}/?outcome=fail"]
+    (failed,) = [p for p in board["panels"] if p.get("title") == "Failed grades"]
+    assert [link["url"].split("?")[0] for link in failed["fieldConfig"]["defaults"]["links"]] == ["${otelgrade_url}/"]
+
+
+def test_the_provisioned_dashboard_can_be_saved_with_the_users_otelgrade_url() -> None:
+    (provider,) = _load(GRAFANA / "provisioning" / "dashboards" / "otelgrade.yaml")["providers"]
+    assert provider["allowUiUpdates"] is True

@@ -19,7 +19,7 @@ from otelgrade.errors import ConfigError
 from otelgrade.graders import GradeResult, build_grader
 from otelgrade.offline import read_inputs
 from otelgrade.spans import Span
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
 from tests.test_rebuild_fixtures import find_run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -355,3 +355,22 @@ def test_context_growth_compares_the_last_model_calls_input_with_the_first(sourc
         assert grade("context_growth", run, max_ratio=ratio).passed
         grew = grade("context_growth", run, max_ratio=ratio * 0.99)
         assert not grew.passed and f"from {inputs[0]} to {inputs[-1]}" in grew.rationale
+
+
+def test_no_loops_does_not_take_requests_cut_at_the_attribute_limit_for_a_loop() -> None:
+    """A long run whose SDK cut each model span's flattened messages at OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT records
+    the same first messages for every later request, though tools ran between them; the same request sent again
+    with nothing done in between is still a loop."""
+    first = [{"role": "user", "content": "plan my trip"}, {"role": "assistant", "content": "searching"}]
+
+    def run(tools_between: bool) -> Trajectory:
+        return Trajectory(
+            trace_id="1" * 32,
+            span_id="2" * 16,
+            llm_calls=[LLMCall(input_messages=first, step=i) for i in range(4)],
+            tool_calls=[ToolCall(name="search", arguments={"page": i}, step=i) for i in range(4) if tools_between],
+        )
+
+    assert grade("no_loops", run(tools_between=True)).passed
+    looped = grade("no_loops", run(tools_between=False))
+    assert not looped.passed and looped.metadata["request_repeats"] == 4

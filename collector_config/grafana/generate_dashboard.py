@@ -16,8 +16,9 @@ import yaml
 from grafana_foundation_sdk.builders import bargauge, common, dashboard, heatmap, prometheus, stat, timeseries
 from grafana_foundation_sdk.builders.dashboard import Dashboard, Row, ThresholdsConfig
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
-from grafana_foundation_sdk.models.common import LegendDisplayMode, LegendPlacement
+from grafana_foundation_sdk.models.common import HeatmapCellLayout, LegendDisplayMode, LegendPlacement, VisibilityMode
 from grafana_foundation_sdk.models.dashboard import (
+    DashboardLinkType,
     DataSourceRef,
     Threshold,
     ThresholdsMode,
@@ -25,6 +26,7 @@ from grafana_foundation_sdk.models.dashboard import (
     VariableRefresh,
     VariableSort,
 )
+from grafana_foundation_sdk.models.heatmap import HeatmapColorMode, HeatmapColorScale
 from grafana_foundation_sdk.models.prometheus import PromQueryFormat
 
 OUTPUT = Path(__file__).parent / "dashboards" / "otelgrade.json"
@@ -265,6 +267,21 @@ def _scores_row(board: Dashboard) -> Dashboard:
         .datasource(PROM)
         .height(8)
         .span(12)
+        # The histogram is already bucketed (`le`): draw its buckets as they are, never re-bucketed by Grafana.
+        .calculate(False)
+        .rows_frame(heatmap.RowsHeatmapOptions().layout(HeatmapCellLayout.LE).value("Grades"))
+        .y_axis(heatmap.YAxisConfig().unit("none").decimals(2).min(0).max(1).axis_label("score"))
+        .color(
+            heatmap.HeatmapColorOptions()
+            .mode(HeatmapColorMode.SCHEME)
+            .scheme("Oranges")
+            .scale(HeatmapColorScale.EXPONENTIAL)
+            .exponent(0.5)
+            .steps(64)
+        )
+        .cell_values(heatmap.CellValues().unit("short"))
+        .show_value(VisibilityMode.AUTO)
+        .show_tooltip()
         .with_target(
             _query(f"sum by (le) (increase(otelgrade_grade_score_bucket{{{SEL}}}[{RATE}]))", "{{le}}").format(
                 PromQueryFormat.HEATMAP
@@ -433,6 +450,15 @@ def build() -> dict[str, Any]:
         .refresh("30s")
         .time("now-6h", "now")
         .timezone("browser")
+        # Reachable whatever the data source: every failing run held, with why it failed (exemplars keep one
+        # trace id per scrape; this list has them all).
+        .link(
+            dashboard.DashboardLink("Failing runs (otelgrade)")
+            .type(DashboardLinkType.LINK)
+            .url("${otelgrade_url}/?outcome=fail")
+            .tooltip("otelgrade's grades page: every failing run it holds, with the grades' rationale")
+            .target_blank(True)
+        )
     )
     for add in (_variables, _grades_row, _environments_row, _scores_row, _pipeline_row, _judges_row):
         board = add(board)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Annotated, TypeVar
@@ -74,7 +75,9 @@ def no_loops(
 ) -> GradeFn:
     """No tool is called with the same arguments, and no model request (the same input messages) is sent,
     more than `max_repeats` times in a row — or, with `window`, within any `window` consecutive calls. Calls
-    whose arguments or messages the trace does not record are not compared."""
+    whose arguments or messages the trace does not record are not compared, nor requests that look alike only
+    because a long run's messages were cut at the span attribute limit (tools ran between them and nothing else
+    was asked in between)."""
     if window is not None and window <= max_repeats:
         raise ConfigError(
             f"window ({window}) must be larger than max_repeats ({max_repeats}): no call can repeat more than "
@@ -90,8 +93,23 @@ def no_loops(
             return GradeResult.skipped(
                 "the trace records neither tool arguments nor model input messages", reason=NOT_CAPTURED
             )
+        tool_steps = sorted(c.step for c in tools)
+        position = {id(call): i for i, call in enumerate(llms)}
+
+        def same_request(earlier: LLMCall, later: LLMCall) -> bool:
+            """The same input sent again. When tools ran in between, the agent had their results to send: equal
+            inputs then mean the run went back to where it was (a restarted task) only if a request in between
+            said something else; otherwise the SDK cut each span's messages at its attribute limit
+            (OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT), recording the same first messages of a long run."""
+            if not _same_request(earlier, later):
+                return False
+            if bisect_left(tool_steps, later.step) == bisect_left(tool_steps, earlier.step):
+                return True
+            between = llms[position[id(earlier)] + 1 : position[id(later)]]
+            return any(not _same_request(earlier, call) for call in between)
+
         tool_repeats, t = most_repeated(tools, _same_call, window)
-        request_repeats, r = most_repeated(llms, _same_request, window)
+        request_repeats, r = most_repeated(llms, same_request, window)
         found = []
         if tool_repeats > max_repeats:
             found.append(f"{_call_text(tools[t])} was called {tool_repeats} times {where}")
