@@ -5,8 +5,11 @@ run's line without it, then a line of its own marked late. The webhook sink gets
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import replace
 
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
@@ -14,6 +17,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from otelgrade.gathering import Gathering, GradedRun
+from otelgrade.results import Grade
+from otelgrade.trajectory import Trajectory
 from tests.conftest import ServeProcess
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.webhook_receiver import Receiver
@@ -124,3 +130,33 @@ def test_a_judge_later_than_its_timeout_gets_a_line_of_its_own_marked_late(serve
     )
     assert (body2["part"], body2["waiting"], [g["grader"] for g in body2["grades"]]) == (2, [], ["helpful"])
     assert key1 != key2
+
+
+def test_a_run_is_handed_on_once_complete_or_at_its_deadline_and_its_late_grades_after() -> None:
+    """The gathering alone, with a clock: what the server's tick and shutdown (`expire(inf)`) hand on."""
+    now = [0.0]
+    notices: list[GradedRun] = []
+    gathering = Gathering(notices.append, wait=60.0, clock=lambda: now[0])
+    run = Trajectory(trace_id="a" * 32, span_id="b" * 16)
+    code = Grade(run.trace_id, run.span_id, "booking", "safe", 0.0, False, "fail", "called delete_account")
+    judged = replace(code, grader="helpful", rationale="not booked")
+
+    quick: Future[Grade] = Future()
+    gathering.add(run, [code], [quick], ["booking/helpful"])
+    assert notices == []  # waits for the judge
+    quick.set_result(judged)
+    assert [(n.grades, n.waiting, n.part) for n in notices] == [((code, judged), (), 1)]
+
+    notices.clear()
+    slow: Future[Grade] = Future()
+    broken: Future[Grade] = Future()
+    gathering.add(run, [code], [slow, broken], ["booking/helpful", "booking/tone"])
+    now[0] = 59.0
+    gathering.expire()
+    assert notices == []
+    broken.set_exception(RuntimeError("a bug in a judge callback"))  # nothing to hand on, no longer awaited
+    gathering.expire(math.inf)  # shutdown
+    assert [(n.grades, n.waiting, n.part) for n in notices] == [((code,), ("booking/helpful",), 1)]
+    slow.set_result(judged)
+    assert [(n.grades, n.part, n.key) for n in notices[1:]] == [((judged,), 2, f"{'a' * 32}-{'b' * 16}-r1-p2")]
+    assert gathering.open_runs == 0
