@@ -10,6 +10,7 @@ import time
 import urllib.request
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -195,6 +196,17 @@ def test_filters_on_outcome_suite_grader_and_a_sample_by_trace_id(receiver: Rece
     assert receiver.keys()[2:] == chosen
 
 
+def test_a_level_filter_sends_conversation_grades_only(receiver: Receiver) -> None:
+    sink = webhook(receiver.url, Metrics(), levels=["conversation"])
+    turn = run(5, "fail")
+    whole = run(6, "fail")
+    sink.write_run(turn)
+    sink.write_run(GradedRun(whole.trajectory, tuple(replace(g, level="conversation") for g in whole.grades)))
+    assert receiver.wait_for(1) == [whole.key]
+    sink.close()
+    assert [g["level"] for g in receiver.accepted[0][1]["grades"]] == ["conversation"]
+
+
 def test_config_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NOT_SET_SECRET", raising=False)
     with pytest.raises(ConfigError, match="NOT_SET_SECRET, which is not set"):
@@ -203,6 +215,8 @@ def test_config_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
         parse_config({"sinks": [{"type": "webhook", "url": "hooks.example.com"}]})
     with pytest.raises(ConfigError, match="outcomes"):
         parse_config({"sinks": [{"type": "webhook", "url": "http://x", "outcomes": ["failed"]}]})
+    with pytest.raises(ConfigError, match="levels"):
+        parse_config({"sinks": [{"type": "webhook", "url": "http://x", "levels": ["conversations"]}]})
 
 
 def test_links_go_to_the_external_url_unless_the_sink_names_its_own_page() -> None:

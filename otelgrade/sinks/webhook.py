@@ -31,7 +31,7 @@ from pydantic import Field, field_validator, model_validator
 from otelgrade.gathering import GradedRun
 from otelgrade.judges.sampling import is_sampled
 from otelgrade.metrics import Metrics
-from otelgrade.results import OUTCOMES, Grade, Outcome
+from otelgrade.results import OUTCOMES, Grade, Level, Outcome
 from otelgrade.settings import Duration
 from otelgrade.sinks import Sink, SinkSettings, sink_type
 from otelgrade.sinks._burst import ErrorBurst
@@ -56,7 +56,7 @@ class WebhookSinkSettings(SinkSettings):
     outcomes: list[Outcome] = Field(default_factory=lambda: list[Outcome](["fail"]))
     suites: list[str] = Field(default_factory=list)  # (empty: any)
     graders: list[str] = Field(default_factory=list)
-    levels: list[str] = Field(default_factory=list)  # `run` or `conversation`
+    levels: list[Level] = Field(default_factory=list)
     sample: float = Field(1.0, ge=0.0, le=1.0)  # the share of such runs sent, chosen by trace id
     max_per_second: float = Field(1.0, gt=0)  # messages (retries included); bursts up to one second's worth
     queue_size: int = Field(1000, gt=0)  # messages waiting; past it new ones are dropped and counted
@@ -193,7 +193,7 @@ class WebhookSink:
             grade.outcome in s.outcomes
             and (not s.suites or grade.suite in s.suites)
             and (not s.graders or grade.grader in s.graders)
-            and (not s.levels or getattr(grade, "level", "run") in s.levels)
+            and (not s.levels or grade.level in s.levels)
         )
 
     # --- delivery (the sender thread)
