@@ -118,6 +118,9 @@ def _record_baseline(m: Metrics) -> None:
     m.sink_errors.labels("jsonl")
     m.label_overflow.labels("agent")
     m.config_reloads.labels("ok")
+    for outcome in ("pass", "fail", "error", "skipped"):
+        m.conversation_grades.labels("support", "no_delete", outcome, "production")
+    m.conversations_completed.labels("settled")
 
 
 def _record_traffic(m: Metrics) -> None:
@@ -155,6 +158,11 @@ def _record_traffic(m: Metrics) -> None:
     m.judge_queue.set(2)
     m.requests.labels("grpc", "traces", "ok").inc(4)
     m.log_records_dropped.labels("not_genai").inc(3)
+    m.conversation_grades.labels("support", "no_delete", "pass", "production").inc(4)
+    m.conversation_grades.labels("support", "no_delete", "fail", "production").inc()
+    m.conversations_completed.labels("settled").inc(5)
+    m.conversations_reopened.inc()
+    m.runs_without_conversation.inc(2)
 
 
 @pytest.fixture(scope="module")
@@ -233,7 +241,7 @@ def test_every_rule_evaluates_without_error(live: tuple[Metrics, PrometheusServe
     time.sleep(1.5)  # one more evaluation round for every group
     groups = prom.rule_groups()
     rules = [rule for group in groups for rule in group["rules"]]
-    assert len(groups) == 8
+    assert len(groups) == 10
     assert rules and all(rule["health"] == "ok" for rule in rules), [
         (rule["name"], rule.get("lastError")) for rule in rules if rule["health"] != "ok"
     ]

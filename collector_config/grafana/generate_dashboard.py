@@ -440,6 +440,35 @@ def _judges_row(board: Dashboard) -> Dashboard:
     )
 
 
+def _conversations_row(board: Dashboard) -> Dashboard:
+    board = board.with_row(Row("Conversations"))
+    board = board.with_panel(
+        _pass_rate_panel(
+            "Conversation pass rate by suite and grader",
+            "Passed / (passed + failed) grades of whole production conversations (`level: conversation` suites), "
+            "each conversation counted once, as first graded; its re-grades after it resumes are in "
+            "otelgrade_regrades_total.",
+            _query(
+                _pass_rate(RATE).replace("otelgrade_grades_total", "otelgrade_conversation_grades_total"),
+                "{{suite}} / {{grader}}",
+            ),
+        )
+    )
+    return board.with_panel(
+        _timeseries(
+            "Conversations completed",
+            "Conversations graded per second, by why they completed: settled (`conversations.settle` after the "
+            "last turn), ended (an end marker), evicted (graded as they stood to stay within "
+            "`conversations.max_conversations` / `max_bytes`), shutdown; re-opened by a later turn; and the runs "
+            "that name no conversation.",
+            "ops",
+            _query(f"sum by (reason) (rate(otelgrade_conversations_completed_total[{RATE}]))", "{{reason}}"),
+            _query(f"sum(rate(otelgrade_conversations_reopened_total[{RATE}]))", "re-opened"),
+            _query(f"sum(rate(otelgrade_runs_without_conversation_total[{RATE}]))", "runs without a conversation id"),
+        )
+    )
+
+
 def build() -> dict[str, Any]:
     """The dashboard as a JSON-ready dict."""
     board = (
@@ -460,7 +489,8 @@ def build() -> dict[str, Any]:
             .target_blank(True)
         )
     )
-    for add in (_variables, _grades_row, _environments_row, _scores_row, _pipeline_row, _judges_row):
+    rows = (_variables, _grades_row, _environments_row, _scores_row, _conversations_row, _pipeline_row, _judges_row)
+    for add in rows:
         board = add(board)
     built: dict[str, Any] = json.loads(json.dumps(board.build(), cls=JSONEncoder))
     return _numbered(built)
