@@ -104,3 +104,17 @@ def test_a_file_cut_short_loses_only_its_last_trace(tmp_path: Path, caplog: pyte
     assert len(read) == len(traces) - 1
     assert "cut short" in caplog.text
     assert gzip.decompress(body)  # the whole file is one valid gzip file of many members
+
+
+def test_a_trace_archived_twice_reads_back_once(tmp_path: Path) -> None:
+    """A restart replays the spool's ungraded traces: one archived just before a crash is archived again."""
+    traces = read_spans([FRAMEWORKS / "openai-agents-multi"])
+    sizes = []
+    for _ in range(2):  # two processes, one after the other
+        sink = archive(tmp_path)
+        for trace_id, (spans, logs) in traces.items():
+            sink.keep_trace(trace_id, spans, logs)
+            sink.write([grade(trace_id)])
+        sizes.append(sum(f.stat().st_size for f in (tmp_path / "archive").iterdir()))
+    assert sizes[1] == 2 * sizes[0]  # every trace is in the archive twice
+    assert runs(tmp_path / "archive") == runs(FRAMEWORKS / "openai-agents-multi")
