@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -33,15 +34,25 @@ def test_the_reference_has_a_section_for_every_registered_type() -> None:
         assert f"`{old}`" in text  # its deprecated spelling is listed beside the type it loads
 
 
+def snippet(type_name: str) -> dict[str, Any]:
+    """The example block docs/graders.md shows under the type's heading, as YAML reads it."""
+    section = REFERENCE.read_text().split(f"### `{type_name}`\n", 1)[1]
+    [block] = yaml.safe_load(section.split("```yaml\n", 1)[1].split("```", 1)[0])
+    assert isinstance(block, dict)
+    return block
+
+
 @pytest.mark.parametrize("type_name", built_in())
 def test_every_example_loads_as_written(type_name: str, tmp_path: Path) -> None:
     (tmp_path / "helpful.txt").write_text("Was the answer helpful? {submission}")
-    suite = {"name": "s", "graders": [{"name": "g", **example(type_name)}]}
+    shown = snippet(type_name)
+    assert {k: v for k, v in shown.items() if k != "name"} == example(type_name)
+    suite: dict[str, Any] = {"name": "s", "graders": [shown]}
     if type_name in CONVERSATION_ONLY:
         suite["level"] = "conversation"
     (tmp_path / "otelgrade.yaml").write_text(yaml.safe_dump({"suites": [suite]}))
-    [suite] = load_config(tmp_path / "otelgrade.yaml").suites
-    assert [spec.type for spec in suite.graders][:1] == [type_name]
+    [loaded] = load_config(tmp_path / "otelgrade.yaml").suites
+    assert [spec.type for spec in loaded.graders][:1] == [type_name]
 
 
 def test_the_readme_links_the_reference() -> None:
