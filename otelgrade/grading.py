@@ -215,20 +215,25 @@ class Grading:
         logs: Sequence[LogEvent] = (),
         last_seen: float | None = None,
         revision: int = 1,
-    ) -> None:
+    ) -> bool:
         """The live path: rebuild a completed trace and grade every run in it (`revision` 2 and up: the trace
-        closed again after late spans arrived)."""
+        closed again after late spans arrived). Whether some of its verdicts are still to come (a judge's, or its
+        conversation's)."""
+        waiting = False
         with budget(TRACE_BUDGET_SECONDS):  # the trace's runs share one time budget for regular expressions
             runs = rebuild(spans, logs, self.dialects, self.id_attributes)
             self._count_reading(runs)
             for trajectory in runs:
-                self.grade(without_span_ground_truth(trajectory, self.span_ground_truth), again=revision > 1)
+                _, later = self.grade(without_span_ground_truth(trajectory, self.span_ground_truth), again=revision > 1)
+                waiting = waiting or bool(later)
         if last_seen is not None:
             self.metrics.grading_delay.observe(max(0.0, self.clock() - last_seen))
         if self.grades_conversations():
             for trajectory in runs:
                 if trajectory.parent_span_id is None:
                     self.hold_turn(without_span_ground_truth(trajectory, self.span_ground_truth))
+                    waiting = True
+        return waiting
 
     # --- conversations -----------------------------------------------------------------------
 

@@ -430,12 +430,13 @@ class Server:
                 self._ungraded += len(completed) - done  # shutdown's time is spent; unmarked, a spool keeps them
                 break
             if trace.spans:  # else: log records whose spans never came, nothing to rebuild
-                for sink in self._trace_sinks:
-                    sink.keep_trace(trace.trace_id, trace.spans, trace.logs)
+                waiting = True
                 try:
-                    grading.grade_trace(trace.spans, trace.logs, trace.last_seen, trace.revision)
+                    waiting = grading.grade_trace(trace.spans, trace.logs, trace.last_seen, trace.revision)
                 except Exception:
                     log.exception("grading trace %s failed", trace.trace_id)
+                for sink in self._trace_sinks:
+                    sink.keep_trace(trace.trace_id, trace.spans, trace.logs, waiting)
             if self.spool is None:
                 continue
             unmarked.append(trace.trace_id)

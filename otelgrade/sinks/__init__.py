@@ -61,8 +61,11 @@ class RetryingSink(Sink, Protocol):
 class TraceSink(Sink, Protocol):
     """A sink that also keeps the received spans of the traces it sees graded (the traffic archive)."""
 
-    def keep_trace(self, trace_id: str, spans: Sequence[AnySpan], logs: Sequence[LogEvent]) -> None:
-        """A completed trace about to be graded (again, with its late spans, on a re-grade)."""
+    def keep_trace(
+        self, trace_id: str, spans: Sequence[AnySpan], logs: Sequence[LogEvent], waiting: bool = True
+    ) -> None:
+        """A completed trace just graded (again, with its late spans, on a re-grade); `waiting`: some of its
+        verdicts are still to come (a judge's, a conversation's)."""
         ...
 
 

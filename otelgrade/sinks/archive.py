@@ -1,15 +1,18 @@
 """The traffic archive, opt-in: the received OTLP of graded runs, kept in files `otelgrade grade` reads, so a changed
 grader can be tried on real traffic (`otelgrade grade --config new.yaml ARCHIVE_DIR`, `--compare`).
 
-`{type: archive, path: DIR, keep: all | failing | sample}`. A trace is held from when it is graded until its first
-grade (`all`, `sample`) or its first `fail` (`failing`; a judge's later verdict included) says to keep it; the hold
-is bounded by `hold_bytes` (oldest out first), and a verdict that comes after its trace left the hold is counted
-(`otelgrade_archive_traces_total{result="missed"}`). `sample` keeps a share of traces chosen by trace id, the same on
-every replica. A trace no suite grades is not kept. Each trace is appended as one gzip member holding one OTLP
-ExportTraceServiceRequest (its GenAI log records, if any, go to the matching `.logs.pb.gz` file): the spans' bytes
-as received, framed without decoding them again. A file is closed past `file_bytes` or `file_age`; the oldest files
-are deleted past `max_bytes` in all and once older than `max_age`. The archive holds whatever the traces carry
-(prompts, answers, tool arguments, user data): treat the directory as the traces themselves.
+`{type: archive, path: DIR, keep: all | failing | sample}`. A trace is kept once a grade (`all`, `sample`) or a
+`fail` (`failing`) says so. The server hands each trace over once graded: its code graders' verdicts are in by
+then; a trace still waiting for verdicts (a judge's, a conversation's) is held until they come, within
+`hold_bytes` (oldest out first), and a verdict that comes after its trace left the hold is counted
+(`otelgrade_archive_traces_total{result="missed"}`); any other trace is let go at once. `sample` keeps a share of
+traces chosen by trace id, the same on every replica. A trace no suite grades is not kept.
+
+Each trace is appended as one gzip member holding one OTLP ExportTraceServiceRequest (its GenAI log records, if
+any, go to the matching `.logs.pb.gz` file): the spans' bytes as received, framed without decoding them again. A
+file is closed past `file_bytes` or `file_age`; the oldest files are deleted past `max_bytes` in all and once older
+than `max_age`. The archive holds whatever the traces carry (prompts, answers, tool arguments, user data): treat
+the directory as the traces themselves.
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ class ArchiveSink:
         self._errors = metrics.sink_errors.labels("archive")
         self._held: OrderedDict[str, tuple[Sequence[AnySpan], Sequence[LogEvent], int]] = OrderedDict()
         self._held_bytes = 0
+        self._qualified: OrderedDict[str, bool] = OrderedDict()  # grades said keep before the trace came
+        self._evicted: OrderedDict[str, bool] = OrderedDict()  # left the hold with no verdict to keep it
         self._written: OrderedDict[str, tuple[int, int]] = OrderedDict()  # trace id -> spans, logs archived
         self._file: Path | None = None
         self._opened = 0.0
@@ -96,21 +101,26 @@ class ArchiveSink:
 
     # --- what the server calls ---------------------------------------------------------------------------
 
-    def keep_trace(self, trace_id: str, spans: Sequence[AnySpan], logs: Sequence[LogEvent]) -> None:
-        """A trace about to be graded (again, with more spans, after late ones arrived): held until its grades say
-        whether it is kept."""
+    def keep_trace(
+        self, trace_id: str, spans: Sequence[AnySpan], logs: Sequence[LogEvent], waiting: bool = True
+    ) -> None:
+        """A trace just graded (again, with more spans, after late ones arrived): archived if its grades said so,
+        else held while verdicts are still `waiting` (a judge's, a conversation's)."""
         settings = self.settings
         if settings.keep == "sample" and not is_sampled(trace_id, "archive", settings.sample):
             return
         try:
             with self._lock:
-                self._hold(trace_id, spans, logs)
+                if trace_id in self._written or self._qualified.pop(trace_id, False):
+                    self._archive(trace_id, spans, logs)  # a re-graded trace's late spans join it
+                elif waiting:
+                    self._hold(trace_id, spans, logs)
         except Exception:
             self._errors.inc()
             log.exception("archive: cannot keep trace %s", trace_id)
 
     def write(self, grades: Sequence[Grade]) -> None:
-        """Archive the held traces these grades make worth keeping: any grade, or with `keep: failing` a `fail`."""
+        """Archive the traces these grades make worth keeping: any grade, or with `keep: failing` a `fail`."""
         failing = self.settings.keep == "failing"
         try:
             with self._lock:
@@ -119,11 +129,18 @@ class ArchiveSink:
                     if held is not None:
                         self._held_bytes -= held[2]
                         self._archive(trace_id, held[0], held[1])
-                    elif trace_id not in self._written and (failing or self.settings.keep == "all"):
+                    elif self._evicted.pop(trace_id, False):
                         self._traces.labels("missed").inc()  # its verdict came after it left the hold
+                    elif trace_id not in self._written:  # graded, its trace not handed over yet
+                        _remember(self._qualified, trace_id)
         except Exception:
             self._errors.inc()
             log.exception("archive: cannot write traces")
+
+    def held_traces(self) -> list[str]:
+        """The trace ids held while their verdicts come, oldest first."""
+        with self._lock:
+            return list(self._held)
 
     def flush(self) -> None:
         return None
@@ -136,9 +153,6 @@ class ArchiveSink:
     # --- inside ------------------------------------------------------------------------------------------
 
     def _hold(self, trace_id: str, spans: Sequence[AnySpan], logs: Sequence[LogEvent]) -> None:
-        if trace_id in self._written:  # re-graded after late spans: its late spans join it
-            self._archive(trace_id, spans, logs)
-            return
         size = sum(len(s.message) if isinstance(s, ReceivedSpan) else 512 for s in spans) + 512 * len(logs)
         previous = self._held.pop(trace_id, None)
         if previous is not None:
@@ -146,8 +160,9 @@ class ArchiveSink:
         self._held[trace_id] = (spans, logs, size)
         self._held_bytes += size
         while self._held_bytes > self.settings.hold_bytes and len(self._held) > 1:
-            _, (_, _, dropped) = self._held.popitem(last=False)
+            evicted, (_, _, dropped) = self._held.popitem(last=False)
             self._held_bytes -= dropped
+            _remember(self._evicted, evicted)
 
     def _archive(self, trace_id: str, spans: Sequence[AnySpan], logs: Sequence[LogEvent]) -> None:
         """Append the spans and logs of the trace not archived yet (all of them, the first time)."""
@@ -162,6 +177,7 @@ class ArchiveSink:
         self._written[trace_id] = (len(spans), len(logs))
         while len(self._written) > REMEMBERED:
             self._written.popitem(last=False)
+        self._evicted.pop(trace_id, None)
         self._traces.labels("written").inc()
         self._bound()
 
@@ -213,6 +229,13 @@ class ArchiveSink:
             self._traces.labels("deleted_files").inc()
         self._total = total
         self._bytes.set(total)
+
+
+def _remember(ids: OrderedDict[str, bool], trace_id: str) -> None:
+    """Add to a bounded set of trace ids, the oldest out first."""
+    ids[trace_id] = True
+    while len(ids) > REMEMBERED:
+        ids.popitem(last=False)
 
 
 def _size(path: Path) -> int:
