@@ -180,3 +180,19 @@ def test_failing_runs_are_linked_from_the_dashboard_without_the_provisioned_data
 def test_the_provisioned_dashboard_can_be_saved_with_the_users_otelgrade_url() -> None:
     (provider,) = _load(GRAFANA / "provisioning" / "dashboards" / "otelgrade.yaml")["providers"]
     assert provider["allowUiUpdates"] is True
+
+
+def test_conversation_router_routes_turn_records_by_conversation_id_to_the_same_replicas() -> None:
+    config = _load(CONFIG_DIR / "conversation-router.yaml")
+    pipelines = config["service"]["pipelines"]
+    assert list(pipelines) == ["logs"], "turn records are log records"
+    logs = pipelines["logs"]
+    assert logs["processors"][0] == "memory_limiter"
+    for kind in ("receivers", "processors", "exporters"):
+        assert all(component in config[kind] for component in logs[kind])
+    exporter = config["exporters"]["load_balancing"]
+    assert logs["exporters"] == ["load_balancing"]
+    assert exporter["routing_key"] == "attributes"
+    assert exporter["routing_attributes"] == ["gen_ai.conversation.id"]
+    replicas = _load(CONFIG_DIR / "loadbalancer.yaml")["exporters"]["load_balancing"]["resolver"]["static"]["hostnames"]
+    assert exporter["resolver"]["static"]["hostnames"] == replicas, "the conversation owners are the trace replicas"
