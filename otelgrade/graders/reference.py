@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -139,6 +140,7 @@ def _parameters(entry: GraderType) -> list[str]:
             rows.append(f"| and every judge key | {keys} | |")
             continue
         kind = str(p.annotation) if p.annotation is not inspect.Parameter.empty else "any"
+        kind = re.sub(r"^Annotated\[(.+), Field\((.*)\)\]$", r"\1 (\2)", kind)
         default = "required" if p.default is inspect.Parameter.empty else f"`{_flow(p.default)}`"
         rows.append(f"| `{p.name}` | `{kind.replace('|', '&#124;')}` | {default} |")
     return rows
@@ -146,6 +148,8 @@ def _parameters(entry: GraderType) -> list[str]:
 
 def _reads(entry: GraderType) -> str:
     parts = sorted(entry.parts_read({}))
+    if {"graders", "grader", "turns"} & set(entry.parameters):
+        return "what the graders it holds read (each skips a run whose trace lacks it)"
     if str(inspect.signature(entry.factory).return_annotation) in ("Judge", "Judgement"):
         also = f" and {', '.join(f'`{p}`' for p in parts)}" if parts else ""
         return f"what its prompt's placeholders show the model{also} (a run whose trace lacks it is `skipped`)"
