@@ -114,11 +114,13 @@ class HumanVerdict:
     trace_id: str
     grader: str  # a grader's name, or suite/grader
     passed: bool
+    span_id: str | None = None  # the run's root span, for a trace that holds several runs
 
 
 def read_human_verdicts(path: str | Path) -> list[HumanVerdict]:
     """People's verdicts: CSV with a header, or JSON lines, each naming `trace_id`, `grader` and the verdict
-    (`verdict`/`outcome`/`passed`/`label`: pass or fail, true or false)."""
+    (`verdict`/`outcome`/`passed`/`label`: pass or fail, true or false), and `span_id` where a trace holds several
+    runs."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8-sig")
@@ -151,7 +153,8 @@ def _verdict(file: Path, number: int, row: Any) -> HumanVerdict:
     word = str(raw).strip().lower()
     if word not in _PASS | _FAIL:
         raise InputError(f"{where}: verdict {raw!r} is neither pass nor fail")
-    return HumanVerdict(trace_id, grader, word in _PASS)
+    span_id = str(row.get("span_id") or "").strip().lower() or None
+    return HumanVerdict(trace_id, grader, word in _PASS, span_id)
 
 
 @dataclass
@@ -210,11 +213,13 @@ def agreement(humans: Sequence[HumanVerdict], grades: Iterable[Grade]) -> list[A
     results: dict[str, Agreement] = {}
     for human in humans:
         entry = results.setdefault(human.grader, Agreement(human.grader))
-        found = by_run.get((human.trace_id, human.grader), [])
+        found = [g for g in by_run.get((human.trace_id, human.grader), []) if human.span_id in (None, g.span_id)]
         if not found:
             entry.not_judged["no grade"] += 1
-        elif len({(g.span_id, g.suite) for g in found}) > 1:
-            entry.not_judged["several runs or suites: name it suite/grader"] += 1
+        elif len({g.suite for g in found}) > 1:
+            entry.not_judged["graded in several suites: name the grader suite/grader"] += 1
+        elif len({g.span_id for g in found}) > 1:
+            entry.not_judged["several runs in the trace: give span_id"] += 1
         elif found[0].outcome in ("pass", "fail"):
             entry.both[(human.passed, found[0].outcome == "pass")] += 1
         else:
