@@ -11,6 +11,7 @@ from otelgrade.config import parse_config
 from otelgrade.errors import ConfigError
 from otelgrade.graders import build_grader
 from otelgrade.graders.jsregex import JsRegexError, compile_js, compile_prefixed, js_stringify
+from otelgrade.graders.names import collecting
 from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
 
 
@@ -211,3 +212,16 @@ def test_error_count_counts_the_tool_failures_the_producer_reported() -> None:
     )
     assert grade("error-count", {"max": 0}, failed).passed is False
     assert grade("error-count", {"max": 1}, failed).passed is True
+
+
+def test_a_vally_019_eval_spec_with_a_scoring_timeout_loads_without_deprecation_warnings() -> None:
+    spec = {
+        "name": "booking",
+        "scoring": {"threshold": 0.8, "timeout": "5m"},  # vally 0.19 (#1179): one grading budget per trial
+        "stimuli": [
+            {"name": "book", "prompt": "book", "graders": [{"type": "output-matches", "config": {"pattern": "ok$"}}]}
+        ],
+    }
+    with collecting() as deprecated:
+        [suite] = parse_config(spec).suites
+    assert [g.type for g in suite.graders] == ["vally.output-matches"] and deprecated == []
