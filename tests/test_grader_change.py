@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import pty
 import re
+import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -139,3 +143,29 @@ def test_archive_change_a_threshold_backfill_and_find_the_flips(
     assert helpful["agreement"] == pytest.approx(1 - len(flipped) / RUNS)
     assert budget["flips"] == {} and budget["agreement"] == 1.0
     assert budget["old_version"] == budget["new_version"] != helpful["new_version"]
+
+
+@pytest.mark.parametrize(("answer", "asked"), [("n", 0), ("y", 1)])
+def test_at_a_terminal_grade_asks_before_spending(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answer: str, asked: int
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    captures = Path(__file__).parent / "fixtures" / "frameworks" / "crewai" / "happy"
+    with FakeOpenAI(default=Reply.grade(0.9)) as fake:
+        config = {"judge": {"base_url": fake.base_url}, "suites": [{"name": "s", "graders": [rubric(0.5)]}]}
+        path = write(tmp_path / "otelgrade.yaml", config)
+        controller, terminal = pty.openpty()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "otelgrade", "grade", "--config", path, str(captures)],
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        os.close(terminal)
+        os.write(controller, f"{answer}\n".encode())
+        _, err = process.communicate(timeout=120)
+        os.close(controller)
+        assert "Spend 1 judge call(s)" in err and "? [y/N]" in err
+        assert len(fake.requests) == asked
+        assert process.returncode == (2 if answer == "n" else 0), err
