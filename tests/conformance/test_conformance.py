@@ -52,3 +52,16 @@ def test_case(case: dict[str, Any]) -> None:
         assert observed.score is not None and math.isclose(observed.score, expected["score"], abs_tol=1e-6), observed
     if "extracted" in expected:
         assert observed.extracted == expected["extracted"], observed
+
+
+@pytest.mark.parametrize("inputs", sorted((HERE.parent / "inputs").glob("*.jsonl")), ids=lambda p: p.stem)
+def test_every_input_has_its_computed_case(inputs: Path) -> None:
+    """cases/<system>.jsonl is what scripts/conformance/compute_cases.py wrote for inputs/<system>.jsonl: the same
+    cases, each with the config and input it was computed from (a new input needs the script run)."""
+    fed = [json.loads(line) for line in inputs.read_text().splitlines() if line.strip()]
+    computed = {c["id"]: c for c in map(json.loads, (HERE / inputs.name).read_text().splitlines()) if c}
+    assert [c["id"] for c in fed] == list(computed), "run python3 scripts/conformance/compute_cases.py"
+    for case in fed:
+        done = computed[case["id"]]
+        assert (done["config"], done["input"]) == (case["config"], case["input"]), case["id"]
+        assert done["source"].startswith("ran "), case["id"]
