@@ -4,6 +4,10 @@ grader's sampling)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +114,33 @@ def _written(tmp_path: Path, doc: dict[str, object]) -> Path:
 def test_the_otlp_evaluation_event_carries_the_version() -> None:
     grade = Grade("a" * 32, "b" * 16, "support", "safe", 1.0, True, "pass", "", version="0123456789ab")
     assert evaluation_event(grade)["otelgrade.grader.version"] == "0123456789ab"
+
+
+VERSIONS_OF_EVERY_TYPE = """
+import json
+from otelgrade.graders import grader_specs
+from otelgrade.graders.base import grader_type
+from otelgrade.graders.versions import grader_version
+from tests.test_plugins import GRADER_PARAMS, grader_types
+
+blocks = {t: {"type": t, "scope": grader_type(t).scopes[0], **GRADER_PARAMS.get(t, {})} for t in grader_types()}
+print(json.dumps({t: grader_version(grader_specs(block)[0]) for t, block in blocks.items()}))
+"""
+
+
+def test_every_grader_types_version_is_the_same_in_another_process() -> None:
+    """Nothing a process draws at random (hash seeds, object addresses) reaches a version."""
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", VERSIONS_OF_EVERY_TYPE],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=Path(__file__).parent.parent,
+        )
+        for seed in ("1", "2")
+    ]
+    first, second = (json.loads(run.stdout) for run in runs)
+    assert len(first) > 50 and first == second
