@@ -20,6 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from otelgrade.graders.base import GRADER_TYPES, GraderType, list_graders
 from otelgrade.graders.conversation import CONVERSATION_ONLY
 from otelgrade.graders.names import owner
@@ -125,9 +127,8 @@ def _flow(value: Any) -> str:
         return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(_flow(v) for v in value) + "]"
-    if isinstance(value, str) and value.replace("_", "").replace("-", "").replace(".", "").isalnum():
-        return value if value not in ("true", "false", "null", "yes", "no") else json.dumps(value)
-    return json.dumps(value)
+    plain = isinstance(value, str) and value.replace("_", "").replace("-", "").replace(".", "").isalnum()
+    return value if plain and yaml.safe_load(value) == value else json.dumps(value)
 
 
 def _parameters(entry: GraderType) -> list[str]:
