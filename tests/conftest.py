@@ -36,10 +36,19 @@ from prometheus_client.parser import text_string_to_metric_families
 REPO = Path(__file__).resolve().parent.parent
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port nothing listens on now and not handed out before in this session: the kernel may give the same free
+    port to two calls in a row (a server's gRPC and metrics ports then collide)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
 
 
 @pytest.fixture

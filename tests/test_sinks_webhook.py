@@ -251,7 +251,7 @@ def test_serve_delivers_every_failing_run_once_despite_an_outage(
     time.sleep(0.3)  # the receiver refuses a while
     receiver.up()
     receiver.wait_for(len(failing))
-    assert server.metric("otelgrade_sink_delivered_total", {"sink": "webhook"}) == len(failing)
+    server.wait_for_metric("otelgrade_sink_delivered_total", {"sink": "webhook"}, len(failing))  # answers read
     bodies = [body for _, body, _ in receiver.accepted]
     with urllib.request.urlopen(bodies[0]["links"]["run"], timeout=10) as page:  # the link opens the run's page
         html = page.read().decode()
