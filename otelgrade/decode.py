@@ -20,7 +20,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.receivers.base import Encoding, Signal
-from otelgrade.spans import Event, LogEvent, ReceivedSpan, any_value, attributes
+from otelgrade.spans import CONVERSATION_TURN_EVENT, Event, LogEvent, ReceivedSpan, any_value, attributes
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
@@ -44,6 +44,7 @@ class DecodedLogs:
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> count (not GenAI, no span, ...)
     rejected: dict[str, int] = field(default_factory=dict)  # malformed records
     warnings: list[str] = field(default_factory=list)
+    turns: list[str] = field(default_factory=list)  # turn records' bodies (trajectory JSON), for the conversations
 
 
 # --- entry points -------------------------------------------------------------------------
@@ -467,6 +468,9 @@ def log_events_from_request(request: Any) -> DecodedLogs:
                 out.received += 1
                 attrs = attributes(record.attributes)
                 name = record.event_name or attrs.get("event.name") or ""
+                if name == CONVERSATION_TURN_EVENT and record.body.HasField("string_value"):
+                    out.turns.append(record.body.string_value)
+                    continue
                 if not isinstance(name, str) or not name.startswith("gen_ai."):
                     name = scope_event
                 if not name:

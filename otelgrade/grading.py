@@ -8,6 +8,7 @@ scope (`scope: tool_call` / `llm_call`) gives one grade per matching call, each 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections import Counter, OrderedDict
@@ -32,6 +33,8 @@ from otelgrade.route import Predicate, match_filter
 from otelgrade.settings import ConversationSettings
 from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Conversation, Trajectory
+
+log = logging.getLogger(__name__)
 
 Export = Callable[[Sequence[Grade]], None]
 UNMATCHED_KINDS = 20  # distinct (service, agent, source) the report on unmatched runs tells apart
@@ -127,6 +130,7 @@ class Grading:
         settings = conversations if conversations is not None else ConversationSettings()
         self.id_attributes = tuple(settings.id_attributes)  # `conversations.id_attributes`
         self.conversations = Conversations(settings, clock)  # held live; fed only while a suite grades conversations
+        self.turn_router: Callable[[Trajectory], None] | None = None  # with replicas: where turns go to meet
         self._alert_policies: set[tuple[str, str, AlertPolicy]] = set()  # exported: (suite, grader, policy)
         self.install(suites, dialects)
 
@@ -237,12 +241,16 @@ class Grading:
 
     # --- conversations -----------------------------------------------------------------------
 
-    def hold_turn(self, run: Trajectory) -> list[Grade]:
+    def hold_turn(self, run: Trajectory, routed: bool = False) -> list[Grade]:
         """The live path of conversations: hold a request run as a turn of its conversation (a run that names
         none is counted, no conversation suite can grade it), and grade what completes because of it (its own
-        conversation at an end marker, older ones evicted for room). Returns the grades that are ready."""
+        conversation at an end marker, older ones evicted for room). Returns the grades that are ready. With a
+        `turn_router` (replicas), a run rebuilt here goes to the router instead; `routed` turns came from it."""
         if run.conversation_id is None:
             self.metrics.runs_without_conversation.inc()
+            return []
+        if self.turn_router is not None and not routed:
+            self.turn_router(run)
             return []
         held = self.conversations
         reopened = held.completed.get(run.conversation_id) is not None
@@ -250,6 +258,19 @@ class Grading:
         if reopened:
             self.metrics.conversations_reopened.inc()
         return self._grade_completed(done)
+
+    def hold_routed(self, bodies: Sequence[str]) -> list[Grade]:
+        """Turn records the router sent this replica (the runs' trajectory JSON), held as turns here."""
+        ready: list[Grade] = []
+        for body in bodies:
+            try:
+                run = Trajectory.model_validate_json(body)
+            except ValueError as exc:
+                self.metrics.log_records_dropped.labels("turn_record_invalid").inc()
+                log.warning("a turn record is not a trajectory, dropped: %s", str(exc)[:200])
+                continue
+            ready.extend(self.hold_turn(run, routed=True))
+        return ready
 
     def settle_conversations(self) -> list[Grade]:
         """Grade the conversations whose last run is `conversations.settle` old (the server calls it on its

@@ -67,6 +67,7 @@ class Ingest:
         self._executor = decode_executor
         self.busy = busy  # true while the server wants senders to back off
         self.spool = spool
+        self.on_turns: Callable[[list[str]], None] | None = None  # turn records, for the conversations' holder
         self._receiving = 0
         for protocol in ("grpc", "http"):  # export the series at 0 so rate() and absent() work from the start
             metrics.spans_received.labels(protocol)
@@ -151,6 +152,12 @@ class Ingest:
             for reason, count in reasons.items():
                 m.log_records_dropped.labels(reason).inc(count)
         added = self.assembler.add_logs(decoded.events, self.clock(), item_bytes)
+        if decoded.turns:
+            m.turn_records.labels("received").inc(len(decoded.turns))
+            if self.on_turns is not None:
+                self.on_turns(decoded.turns)
+            else:
+                m.log_records_dropped.labels("turn_record_unused").inc(len(decoded.turns))
         return _outcome(decoded.rejected, added.rejected, decoded.warnings, "log records")
 
 

@@ -155,6 +155,13 @@ class Metrics:
         self.conversation_bytes = Gauge(
             "otelgrade_conversation_bytes_held", "Bytes of run trajectories held for conversations", registry=r
         )
+        self.turn_records = Counter(
+            "otelgrade_turn_records",
+            "Conversation turn records between replicas: sent to the conversation router, received, dropped (the "
+            "send queue full), failed (the router did not take them)",
+            ["result"],
+            registry=r,
+        )
         self.runs_without_conversation = Counter(
             "otelgrade_runs_without_conversation",
             "Request runs no conversation suite could take: their spans name no conversation id",

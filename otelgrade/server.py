@@ -55,6 +55,7 @@ from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
 from otelgrade.sinks import RecallingSink, RetryingSink, TraceSink
 from otelgrade.spool import Spool
+from otelgrade.turns import TurnRouter
 from otelgrade.ui import RunLog, RunStore, add_grade_pages, page_address
 from otelgrade.ui.runlog import printable
 
@@ -167,6 +168,11 @@ class Server:
             on_graded=self.exporter.run_graded,
             gather_wait=config.judge.timeout,
         )
+        self.turn_router: TurnRouter | None = None  # with replicas, each turn goes to the conversation router
+        if config.conversations.route_turns:
+            self.turn_router = TurnRouter(config.conversations.route_turns, self.metrics)
+            self.grading.turn_router = self.turn_router
+        self.ingest.on_turns = self._turns_received
 
     def _suites(self, config: Config) -> list[Suite]:
         judges: JudgeClient = self._judges if self._judges is not None else DISABLED
@@ -249,6 +255,8 @@ class Server:
         unanswered then are graded `error`, reason `shutdown`), then close the sinks and the spool."""
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
+        if self.turn_router is not None:  # what is queued for the router, before the grading thread stops
+            await asyncio.get_running_loop().run_in_executor(None, self.turn_router.close)
         if self.spool is None and self.grading.conversations.open:  # else the spool keeps them for the next start
             await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.finish_conversations)
         if self._judges is not None:
@@ -272,6 +280,13 @@ class Server:
             self.spool.close()
         if self.grading.conversations.journal is not None:
             self.grading.conversations.journal.close()
+
+    def _turns_received(self, bodies: list[str]) -> None:
+        """Turn records the conversation router sent this replica: held on the grading thread."""
+        try:
+            self._grading.submit(self.grading.hold_routed, bodies)
+        except RuntimeError:  # the grading thread has stopped: shutting down
+            self.metrics.log_records_dropped.labels("shutdown").inc(len(bodies))
 
     def _replay(self) -> None:
         """Before the receivers open, on a thread of its own: open the spool and hold again what it kept of runs not

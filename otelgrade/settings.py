@@ -418,3 +418,13 @@ class ConversationSettings(Strict):
     keep_completed: Duration = Field(3600.0, ge=0)  # how long a completed conversation can be re-opened
     max_conversations: int = Field(100_000, gt=0)
     max_bytes: Bytes = ByteSize(256 * 1024**2)
+    # With replicas: the conversation router's OTLP/HTTP address (`http://conversation-router:4318`): each turn is
+    # sent there, and the router sends it to the replica that owns its conversation (collector_config/).
+    route_turns: str | None = None
+
+    @field_validator("route_turns")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError(f"route_turns is the router's OTLP/HTTP address, such as http://router:4318, not {url!r}")
+        return url

@@ -28,6 +28,11 @@ class Event:
     body: Any = None
 
 
+CONVERSATION_TURN_EVENT = "otelgrade.conversation.turn"
+"""The event name of a turn record: one rebuilt run of a conversation, sent between replicas as an OTLP log record
+(its body the run's trajectory JSON) so that every turn of a conversation meets on the replica that owns it."""
+
+
 @dataclass(slots=True)
 class Span:
     """One span, every field read. Ids are lowercase hex; `resource` is shared by every span of a batch."""

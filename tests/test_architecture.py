@@ -18,7 +18,7 @@ STEPS: list[tuple[str, ...]] = [
     ("assemble", "ingest", "spool"),
     ("rebuild",),
     ("route",),
-    ("conversations",),
+    ("conversations", "turns"),
     ("judges",),
     ("graders",),
     ("grading", "gathering"),

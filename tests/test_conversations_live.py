@@ -125,3 +125,34 @@ def test_with_the_spool_a_restart_keeps_every_conversations_earlier_turns(serve,
     # Three turns: the two from before the crash are part of the conversation graded after it.
     assert conversation_grades(second) == [("safe", "pass", 1, f"{last:032x}"), ("short", "fail", 1, f"{last:032x}")]
     assert first.grades() == [] or all(g["level"] == "run" for g in first.grades())
+
+
+def test_turns_rebuilt_on_different_replicas_meet_on_the_replica_that_owns_the_conversation(serve) -> None:  # type: ignore[no-untyped-def]
+    """Both replicas send their turns to the conversation router; here the router's choice is made for it (no
+    Collector on this machine): it is `owner`, as the router's hash of `conv-r` would pick one replica."""
+    owner = serve({"conversations": {"settle": "1s"}, "suites": [SUITE, TURNS]}, ready=False)
+    router = {"route_turns": f"http://127.0.0.1:{owner.http_port}"}
+    owner.write_config({**owner.config, "conversations": {"settle": "1s", **router}})
+    owner.wait_ready()
+    other = serve({"conversations": {"settle": "1s", **router}, "suites": [SUITE, TURNS]})
+    ids = {"gen_ai.conversation.id": "conv-r"}
+    history: list[dict[str, Any]] = []
+    sent = []
+    for number, (replica, user) in enumerate([(other, "Where is order 3?"), (owner, "And 4?"), (other, "Thanks")]):
+        provider, tracer = sdk(replica)  # trace-id routing put this turn on `replica`
+        sent.append(turn(tracer, history, user, f"Answer {number}.", ["lookup_order"], ids))
+        provider.shutdown()
+        replica.wait_for_metric("otelgrade_runs_graded_total", {"suite": "turns"}, 1 + (number == 2))
+    owner.wait_for_metric("otelgrade_conversations_graded_total", GRADED, 1)
+    received = owner.metric("otelgrade_turn_records_total", {"result": "received"})
+    sent_by_other = other.metric("otelgrade_turn_records_total", {"result": "sent"})
+    other.stop()
+    owner.stop()
+    # All three turns are one conversation on the owner: `short` (at most 2 turns) fails; the other replica
+    # graded its own runs and no conversation.
+    assert conversation_grades(owner) == [
+        ("safe", "pass", 1, f"{sent[2]:032x}"),
+        ("short", "fail", 1, f"{sent[2]:032x}"),
+    ]
+    assert conversation_grades(other) == []
+    assert (received, sent_by_other) == (3, 2)
