@@ -23,7 +23,7 @@ from otelgrade.metrics import Metrics
 from otelgrade.results import Grade, Outcome
 from otelgrade.server import pages_url
 from otelgrade.sinks import RunSink, read_sink
-from otelgrade.sinks.webhook import WebhookSink
+from otelgrade.sinks.webhook import WebhookSink, retry_after
 from otelgrade.trajectory import Trajectory
 from tests.conftest import ServeProcess
 from tests.test_run_lines import booking_run
@@ -205,6 +205,15 @@ def test_a_level_filter_sends_conversation_grades_only(receiver: Receiver) -> No
     assert receiver.wait_for(1) == [whole.key]
     sink.close()
     assert [g["level"] for g in receiver.accepted[0][1]["grades"]] == ["conversation"]
+
+
+def test_retry_after_in_seconds_or_as_a_date() -> None:
+    now = 1_764_000_000.0  # 2025-11-24 16:00:00 UTC
+    assert retry_after("7", now) == 7.0
+    assert retry_after("Mon, 24 Nov 2025 16:00:30 GMT", now) == 30.0
+    assert retry_after("Mon, 24 Nov 2025 15:00:00 GMT", now) == 0.0  # already past
+    assert retry_after("86400", now) == 3600.0  # at most an hour
+    assert retry_after("soon", now) is None and retry_after(None, now) is None
 
 
 def test_config_errors_name_the_fix(monkeypatch: pytest.MonkeyPatch) -> None:
