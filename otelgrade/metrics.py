@@ -191,7 +191,7 @@ class Metrics:
         self.archive_traces = Counter(
             "otelgrade_archive_traces",
             "The traffic archive: traces written, failing runs missed (their verdict came after their trace left the "
-            "hold), files deleted to stay within max_bytes and max_age",
+            "hold), traces not written (write_error), files deleted to stay within max_bytes and max_age",
             ["result"],
             registry=r,
         )

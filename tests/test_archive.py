@@ -4,6 +4,8 @@ graded; it keeps what `keep` says, stays within its bounds, and a file cut short
 from __future__ import annotations
 
 import gzip
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from otelgrade.offline import read_inputs, read_spans
 from otelgrade.results import Grade, Outcome
 from otelgrade.sinks import read_sink
 from otelgrade.sinks.archive import ArchiveSink, ArchiveSinkSettings
+from tests.disk import fill, small_disk
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 LOGS = Path(__file__).parent / "fixtures" / "logs"
@@ -118,3 +121,45 @@ def test_a_trace_archived_twice_reads_back_once(tmp_path: Path) -> None:
         sizes.append(sum(f.stat().st_size for f in (tmp_path / "archive").iterdir()))
     assert sizes[1] == 2 * sizes[0]  # every trace is in the archive twice
     assert runs(tmp_path / "archive") == runs(FRAMEWORKS / "openai-agents-multi")
+
+
+def test_a_full_disk_loses_whole_traces_counted_and_leaves_valid_files(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with small_disk(tmp_path / "disk", "1m") as disk:
+        metrics = Metrics()
+        config = read_sink({"type": "archive", "path": str(disk / "archive")})
+        assert isinstance(config, ArchiveSinkSettings)
+        sink = ArchiveSink(config, metrics)
+        filler = fill(disk, 200_000)
+        traces = read_spans([FRAMEWORKS])
+        for trace_id, (spans, logs) in traces.items():  # as the server hands them over: grades first
+            sink.write([grade(trace_id)])
+            sink.keep_trace(trace_id, spans, logs, waiting=False)
+        written, lost = (archived(metrics, result) for result in ("written", "write_error"))
+        assert written > 0 and lost > 0 and written + lost == len(traces)  # each trace archived whole, or counted
+        assert len({t.trace_id for t in read_inputs([disk / "archive"])}) > 0  # what was written reads
+        assert caplog.text.count("cannot archive") == 1  # said once, not once per trace
+        filler.unlink()
+        last = list(traces)[-1]  # refused: the disk was full by then
+        sink.write([grade(last)])
+        sink.keep_trace(last, *traces[last], waiting=False)
+        assert archived(metrics, "written") == written + 1
+        assert last in {t.trace_id for t in read_inputs([disk / "archive"])}
+
+
+def archived(metrics: Metrics, result: str) -> float:
+    return metrics.registry.get_sample_value("otelgrade_archive_traces_total", {"result": result}) or 0.0
+
+
+def test_files_older_than_max_age_are_deleted_even_after_a_pause(tmp_path: Path) -> None:
+    sink = archive(tmp_path, max_age="1d")
+    traces = read_spans([FRAMEWORKS / "crewai"])
+    for trace_id, (spans, logs) in traces.items():
+        sink.write([grade(trace_id)])
+        sink.keep_trace(trace_id, spans, logs, waiting=False)
+    (old,) = (tmp_path / "archive").glob("traces-*.pb.gz")
+    two_days_ago = time.time() - 2 * 86400
+    os.utime(old, (two_days_ago, two_days_ago))
+    archive(tmp_path, max_age="1d")  # the service starts again, days later
+    assert not old.exists()

@@ -95,9 +95,10 @@ class ArchiveSink:
         self._opened = 0.0
         self._sequence = 0
         self._checked = 0.0
+        self._logged = -60.0
         self.directory.mkdir(parents=True, exist_ok=True)
         self._total = sum(size for _, size in self._files())
-        self._bytes.set(self._total)
+        self._bound()  # what aged past max_age while the service was down goes now
 
     # --- what the server calls ---------------------------------------------------------------------------
 
@@ -115,9 +116,8 @@ class ArchiveSink:
                     self._archive(trace_id, spans, logs)  # a re-graded trace's late spans join it
                 elif waiting:
                     self._hold(trace_id, spans, logs)
-        except Exception:
-            self._errors.inc()
-            log.exception("archive: cannot keep trace %s", trace_id)
+        except Exception as exc:
+            self._failed(exc, f"cannot archive trace {trace_id}")
 
     def write(self, grades: Sequence[Grade]) -> None:
         """Archive the traces these grades make worth keeping: any grade, or with `keep: failing` a `fail`."""
@@ -133,9 +133,22 @@ class ArchiveSink:
                         self._traces.labels("missed").inc()  # its verdict came after it left the hold
                     elif trace_id not in self._written:  # graded, its trace not handed over yet
                         _remember(self._qualified, trace_id)
-        except Exception:
-            self._errors.inc()
-            log.exception("archive: cannot write traces")
+        except Exception as exc:
+            self._failed(exc, "cannot archive traces")
+
+    def _failed(self, exc: Exception, what: str) -> None:
+        """Count a trace not archived (a full disk, a removed directory); say why at most once a minute."""
+        self._errors.inc()
+        self._traces.labels("write_error").inc()
+        now = self.clock()
+        if now - self._logged >= 60.0:
+            self._logged = now
+            log.error(
+                'archive %s: %s: %s (counted in otelgrade_archive_traces_total{result="write_error"})',
+                self.directory,
+                what,
+                exc,
+            )
 
     def held_traces(self) -> list[str]:
         """The trace ids held while their verdicts come, oldest first."""
@@ -182,9 +195,19 @@ class ArchiveSink:
         self._bound()
 
     def _append(self, path: Path, member: bytes) -> None:
+        """Append one gzip member whole, or nothing: what a full disk took of it is cut back off, so the file stays
+        a valid gzip file."""
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # the content of traces: owner only
         try:
-            os.write(fd, member)
+            before = os.fstat(fd).st_size
+            try:
+                view = memoryview(member)
+                while view:
+                    view = view[os.write(fd, view) :]
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, before)
+                raise
         finally:
             os.close(fd)
         self._total += len(member)
