@@ -64,7 +64,7 @@ class ArchiveSinkSettings(SinkSettings):
     max_age: Duration = Field(7 * 86400.0, gt=0)
     file_bytes: Bytes = ByteSize(64 * 1024**2)
     file_age: Duration = Field(3600.0, gt=0)
-    hold_bytes: Bytes = ByteSize(64 * 1024**2)  # `failing`: graded traces held while their verdicts come
+    hold_bytes: Bytes = ByteSize(64 * 1024**2)  # graded traces held while a judge's or conversation's verdict comes
 
     def build(self, metrics: Metrics) -> Sink:
         return ArchiveSink(self, metrics)
@@ -76,7 +76,7 @@ class ArchiveSinkSettings(SinkSettings):
 
 
 class ArchiveSink:
-    """Keeps graded traces' OTLP: `keep_trace` before a trace is graded, `write` with its grades."""
+    """Keeps graded traces' OTLP: `write` sees the grades, `keep_trace` the trace once it is graded."""
 
     def __init__(self, settings: ArchiveSinkSettings, metrics: Metrics, clock: Any = time.time) -> None:
         self.settings = settings
