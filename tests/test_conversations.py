@@ -29,6 +29,11 @@ from otelgrade.settings import ConversationSettings
 from otelgrade.sinks.otlp import evaluation_event
 from otelgrade.trajectory import Conversation, Trajectory
 from tests.conversation_turns import turn
+from tests.fake_openai import FakeOpenAI, Reply
+from tests.test_judge import api_key, fake, user_text
+from tests.test_judge_presets import judged_by
+
+__all__ = ["api_key", "fake"]  # fixtures, used by name
 
 
 class Recorder:
@@ -379,3 +384,67 @@ def test_the_journal_holds_the_turns_again_and_skips_a_record_cut_short(tmp_path
     [done] = again.due()
     assert [r.trace_id for r in done.conversation.runs] == [r.trace_id for r in runs]
     assert done.conversation.messages == merge(runs).messages
+
+
+# --- the conversation graders --------------------------------------------------------------------------------------
+
+
+def grade_with(block: dict[str, Any], trajectory: Trajectory) -> Any:
+    [spec] = grader_specs(block)
+    [(_, verdict)] = spec.scoped().verdicts(trajectory)
+    return verdict
+
+
+def test_user_repeats_finds_the_same_request_again_whatever_its_case_and_spacing() -> None:
+    rec = Recorder()
+    history: list[dict[str, Any]] = []
+    ids = {"gen_ai.conversation.id": "r"}
+    for user in ("When does order 7 ship?", "Can I change the address?", "when does  ORDER 7 ship?"):
+        turn(rec.tracer, history, user, "Soon.", ids=ids)
+    conversation = merge(rec.runs())
+    repeated = grade_with({"type": "user_repeats"}, conversation)
+    assert repeated.outcome == "fail" and "turn 3" in repeated.rationale
+    assert grade_with({"type": "user_repeats", "max": 1}, conversation).outcome == "pass"
+    assert (
+        grade_with({"type": "user_repeats", "similarity": 1.0}, conversation).outcome == "fail"
+    )  # the same, normalized
+
+
+def test_escalation_sees_a_hand_off_tool_an_application_marker_or_a_phrase() -> None:
+    rec = Recorder()
+    history: list[dict[str, Any]] = []
+    ids = {"gen_ai.conversation.id": "e"}
+    turn(rec.tracer, history, "I want a refund", "Let me check.", ["lookup_order"], ids)
+    turn(rec.tracer, history, "This is not working", "A colleague will take over.", ["transfer_to_human"], ids)
+    handed = merge(rec.runs())
+    verdict = grade_with({"type": "escalation"}, handed)
+    assert verdict.outcome == "fail" and "turn 2 hands over to `human`" in verdict.rationale
+    assert grade_with({"type": "escalation", "expect": True}, handed).outcome == "pass"
+    kept = merge(handed.runs[:1])
+    assert grade_with({"type": "escalation"}, kept).outcome == "pass"
+    assert grade_with({"type": "escalation", "phrases": ["let me CHECK"]}, kept).outcome == "fail"
+    marked = kept.runs[0].model_copy(update={"attributes": {"otelgrade.conversation.escalated": True}})
+    assert grade_with({"type": "escalation"}, merge([marked])).outcome == "fail"
+
+
+def test_a_conversation_grader_on_a_single_run_says_where_it_belongs() -> None:
+    rec = Recorder()
+    turn(rec.tracer, [], "hello", "Hi!", ids={"gen_ai.conversation.id": "x"})
+    [run] = rec.runs()
+    verdict = grade_with({"type": "max_turns", "max": 3}, run)
+    assert verdict.outcome == "error" and "level: conversation" in verdict.rationale
+
+
+@pytest.mark.parametrize("preset", ["conversation_resolved_judge", "conversation_consistent_judge"])
+def test_a_conversation_judge_is_shown_every_turn_and_grades_from_the_models_score(
+    fake: FakeOpenAI, api_key: None, preset: str
+) -> None:
+    rec = Recorder()
+    three_turns(rec, third_tools=())
+    conversation = merge(rec.runs())
+    fake.default = lambda body: Reply.grade(0.25, "the account was never closed")
+    [grade], _ = judged_by(fake, preset, [conversation], threshold=0.5)
+    assert (grade.outcome, grade.score) == ("fail", 0.25)
+    shown = user_text(fake.requests[0])
+    assert all(text in shown for text in ("Where is order 7?", "When will it arrive?", "Close my old account please"))
+    assert ("Tomorrow." in shown) and ("It shipped." in shown)

@@ -21,7 +21,7 @@ from otelgrade.trajectory import Conversation, Trajectory, content_text
 
 ESCALATION_TOOLS = (
     r"^(escalate|escalate_to_human|transfer_to_human|handoff_to_human|hand_off_to_human|human_handoff"
-    r"|request_human|talk_to_human)$"
+    r"|request_human|talk_to_human|human|human_agent|operator)$"
 )
 ESCALATION_ATTRIBUTE = "otelgrade.conversation.escalated"
 
@@ -92,8 +92,8 @@ def escalation(
     attribute: str = ESCALATION_ATTRIBUTE,
 ) -> GradeFn:
     """Whether the conversation was handed to a person, as `expect`s (default: it was not). Handed over when a
-    turn calls one of `tools` (names, or one `^regex`), carries `attribute` set to true (the application's own
-    marker), or an assistant message contains one of `phrases` (case aside)."""
+    turn calls one of `tools` (names, or one `^regex`) or hands over to an agent so named, carries `attribute` set
+    to true (the application's own marker), or an assistant message contains one of `phrases` (case aside)."""
     try:
         names = Pattern(tools) if isinstance(tools, str) and tools.startswith("^") else None
     except PatternError as exc:
@@ -101,14 +101,21 @@ def escalation(
     listed = {tools} if isinstance(tools, str) else set(tools)
     wanted = [p.casefold() for p in phrases or [] if p]
 
+    def named(name: str) -> bool:
+        return names.search(name) is not None if names is not None else name in listed
+
     def handed_over(turns: list[Trajectory]) -> str | None:
         for number, turn in enumerate(turns, 1):
             value = turn.attributes.get(attribute)
             if value is True or str(value).lower() == "true":
                 return f"turn {number} carries {attribute}=true"
             for call in turn.tool_calls:
-                if (names.search(call.name) is not None) if names is not None else call.name in listed:
+                if named(call.name):
                     return f"turn {number} calls `{call.name}`"
+            for handoff in turn.handoffs:  # `transfer_to_human` is read as a handoff to the agent `human`
+                target = handoff.to_agent or ""
+                if target and (named(target) or named(f"transfer_to_{target}")):
+                    return f"turn {number} hands over to `{target}`"
             if wanted:
                 for message in turn.messages:
                     text = content_text(message.get("content")).casefold() if message.get("role") == "assistant" else ""
