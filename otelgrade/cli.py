@@ -227,12 +227,11 @@ def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str
 def _runs(config: Config, inputs: Sequence[str], since: float | None = None) -> list[Trajectory]:
     """The runs in the inputs, as the config's span mappings read them (with `since`: those that ended within it)."""
     from otelgrade.backfill import since as ended_since
-    from otelgrade.offline import read_inputs
+    from otelgrade.offline import read_runs
+    from otelgrade.pipeline import TraceReader
 
-    rebuild = config.rebuild
     cutoff = None if since is None else time.time() - since
-    dialects, id_attributes = mapped_dialects(rebuild.mappings), config.conversations.id_attributes
-    runs = list(read_inputs(inputs, dialects, rebuild.ground_truth_from_spans, cutoff, id_attributes=id_attributes))
+    runs = list(read_runs(inputs, TraceReader.of(config), cutoff))
     if cutoff is not None:
         runs = ended_since(runs, cutoff)
     if not runs:
@@ -361,23 +360,13 @@ async def _grade_all(
     config: Config, trajectories: list[Trajectory], judge_sample: float | None = None
 ) -> list[tuple[Trajectory, list[Grade]]]:
     """Grade every run as the server would, with judges' answers awaited; then, at the end of the input, every
-    conversation the runs form (for `level: conversation` suites)."""
-    from otelgrade.export import Exporter
-    from otelgrade.grading import Grading, Suite
-    from otelgrade.judges.runner import JudgeRunner
+    conversation the runs form (for `level: conversation` suites). The report is the output: no sink is written."""
+    from otelgrade.pipeline import Pipeline
 
-    metrics = Metrics()
-    suites = config.suites
-    built = [Suite.build(s.name, s.match, s.graders, level=s.level) for s in suites]
-    grading = Grading(built, Exporter(metrics), metrics)
-    judges = JudgeRunner(config.judge, metrics, sample=judge_sample)
-    await judges.start(grading.judge_graders())
-    grading.install([Suite.build(s.name, s.match, s.graders, judges, level=s.level) for s in suites])
+    pipeline = Pipeline(config, Metrics(), sinks=())
+    judges = await pipeline.start_judges(judge_sample)
     try:
-        graded = [(t, await grading.grade_and_wait(t)) for t in trajectories]
-        if not grading.grades_conversations():
-            return graded
-        return [*graded, *await grading.grade_conversations_and_wait(trajectories)]
+        return await pipeline.grade_all(trajectories)
     finally:
         await judges.close()
 

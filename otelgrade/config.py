@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -22,6 +22,7 @@ from otelgrade.errors import ConfigError
 from otelgrade.graders import GraderSpec, grader_specs, native_suites
 from otelgrade.graders.conversation import CONVERSATION_ONLY
 from otelgrade.graders.versions import grader_version
+from otelgrade.grading import Suite
 from otelgrade.patterns import Pattern, PatternError, configured
 from otelgrade.receivers import receiver_types
 from otelgrade.route import FIELDS
@@ -43,18 +44,6 @@ from otelgrade.sinks import SinkSettings, read_sink
 
 DEFAULT_CONFIG = "otelgrade.yaml"
 EMBEDDED = "<embedded default>"
-
-
-@dataclass
-class Suite:
-    """A named set of graders applied to every run whose attributes `match`."""
-
-    name: str
-    match: dict[str, Any] = field(default_factory=dict)
-    graders: list[GraderSpec] = field(default_factory=list)
-    regrade: bool = False  # grade a run again when late spans reach it (within `assembly.regrade_traces`)
-    level: Literal["run", "conversation"] = "run"  # `conversation`: grade whole conversations, not each run
-    shadow: bool = False  # graded and recorded, kept out of the shipped alerts (a new version tried beside the old)
 
 
 @dataclass

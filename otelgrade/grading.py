@@ -14,7 +14,7 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from otelgrade.conversations import Completed, Conversations, merge
@@ -25,13 +25,9 @@ from otelgrade.graders.scope import Scoped
 from otelgrade.graders.versions import grader_version
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.metrics import Metrics
-from otelgrade.patterns import TRACE_BUDGET_SECONDS, budget
-from otelgrade.rebuild import rebuild
-from otelgrade.rebuild.dialect import Dialect
 from otelgrade.results import OUTCOMES, Grade, GradeResult, Level, Outcome
 from otelgrade.route import Predicate, match_filter
 from otelgrade.settings import ConversationSettings
-from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Conversation, Trajectory
 
 log = logging.getLogger(__name__)
@@ -42,21 +38,31 @@ UNMATCHED_KINDS = 20  # distinct (service, agent, source) the report on unmatche
 
 @dataclass(frozen=True)
 class SuiteGrader:
+    """One configured grader of a suite, built: its spec, and what grades a run with it."""
+
     spec: GraderSpec
     grade: Scoped
 
 
-@dataclass(frozen=True)
+@dataclass
 class Suite:
-    """A match predicate and the graders of every run it accepts."""
+    """A named set of graders applied to every run whose attributes `match` (one entry of `suites:`).
+
+    As read from the config its graders are specs; `bind` builds them with the judges' client, as grading needs
+    them (`bound`). The match predicate is made with the suite.
+    """
 
     name: str
-    accepts: Predicate
-    graders: tuple[SuiteGrader, ...]
-    regrade: bool = False  # grade its runs again when late spans reach them
-    match: tuple[tuple[str, Any], ...] = ()  # the `match` block the predicate was made from, to show a person
+    match: dict[str, Any] = field(default_factory=dict)
+    graders: list[GraderSpec] = field(default_factory=list)
+    regrade: bool = False  # grade a run again when late spans reach it (within `assembly.regrade_traces`)
     level: Level = "run"  # `conversation`: grades whole conversations (`Conversation`), not each run
     shadow: bool = False  # graded and recorded, never paging: its graders' alert policy is `none`
+    bound: tuple[SuiteGrader, ...] = field(default=(), compare=False, repr=False)
+    accepts: Predicate = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.accepts = match_filter(self.match)
 
     @classmethod
     def build(
@@ -69,14 +75,18 @@ class Suite:
         level: Level = "run",
         shadow: bool = False,
     ) -> Suite:
-        for spec in specs:
+        """A suite with its graders built."""
+        return cls(name, dict(match), list(specs), regrade, level, shadow).bind(judges)
+
+    def bind(self, judges: JudgeClient = DISABLED) -> Suite:
+        """The same suite with its graders built, judges asking through `judges`."""
+        for spec in self.graders:
             spec.version = spec.version or grader_version(spec)
-        graders = tuple(SuiteGrader(spec, spec.scoped(judges)) for spec in specs)
-        return cls(name, match_filter(match), graders, regrade, tuple(match.items()), level, shadow)
+        return replace(self, bound=tuple(SuiteGrader(spec, spec.scoped(judges)) for spec in self.graders))
 
     def described(self) -> str:
         """`name {match}`, as a person would compare it with a run."""
-        shown = ", ".join(f"{key}: {value!r}" for key, value in self.match)
+        shown = ", ".join(f"{key}: {value!r}" for key, value in self.match.items())
         return f"{self.name} {{{shown}}}" if shown else f"{self.name} (every request)"
 
 
@@ -103,9 +113,7 @@ class Grading:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
         on_run: Callable[[Trajectory], None] | None = None,
-        dialects: Sequence[Dialect] = (),
         remember: int = 10_000,
-        span_ground_truth: bool = False,
         conversations: ConversationSettings | None = None,
         on_graded: Deliver | None = None,
         gather_wait: float = 60.0,
@@ -113,12 +121,10 @@ class Grading:
         self.export = export
         # each graded run's grades together, once its judges answered or `gather_wait` passed (`tick`)
         self.gathering = Gathering(on_graded, gather_wait, clock) if on_graded is not None else None
-        self.span_ground_truth = span_ground_truth  # `rebuild.ground_truth_from_spans`
         self.on_run = on_run  # sees every run that some suite grades, before its grades are exported
         self.metrics = metrics if metrics is not None else Metrics()
         self.clock, self.wall = clock, wall
         self.suites: tuple[Suite, ...] = ()
-        self.dialects: tuple[Dialect, ...] = ()  # the config's span mappings, asked before the built-in conventions
         self.remember = remember  # traces whose re-graded suites' outcomes are kept, to count what a re-grade changed
         self._outcomes: OrderedDict[str, dict[GradeKey, tuple[Outcome, int]]] = OrderedDict()
         self._outcomes_lock = threading.Lock()
@@ -128,16 +134,15 @@ class Grading:
         self._unmatched_total = 0
         self._traces_without_run = 0
         settings = conversations if conversations is not None else ConversationSettings()
-        self.id_attributes = tuple(settings.id_attributes)  # `conversations.id_attributes`
         self.conversations = Conversations(settings, clock)  # held live; fed only while a suite grades conversations
         self.turn_router: Callable[[Trajectory], None] | None = None  # with replicas: where turns go to meet
         self._alert_policies: set[tuple[str, str, AlertPolicy]] = set()  # exported: (suite, grader, policy)
-        self.install(suites, dialects)
+        self.install(suites)
 
-    def install(self, suites: Sequence[Suite], dialects: Sequence[Dialect] | None = None) -> None:
-        """Use these suites (and span mappings; None keeps the current ones) from now on, swapped together on a
-        reload. The suites' series start at zero (`rate()` needs a sample before the first grade), in the
-        environment `unknown` (new environments' series are started by the exporter)."""
+    def install(self, suites: Sequence[Suite]) -> None:
+        """Grade with these suites from now on (bound ones: see `Suite.bind`). Their series start at zero
+        (`rate()` needs a sample before the first grade), in the environment `unknown` (new environments' series
+        are started by the exporter)."""
         m = self.metrics
         unset = m.environment(None)
         m.grader_versions.clear()
@@ -149,19 +154,17 @@ class Grading:
         self._alert_policies = policies
         for suite in suites:
             m.runs_graded.labels(suite.name, unset)
-            for g in suite.graders:
+            for g in suite.bound:
                 m.grader_versions.labels(suite.name, g.spec.name, g.spec.version).set(1)
                 for outcome in OUTCOMES:
                     m.grades.labels(suite.name, g.spec.name, outcome, unset)
                 if is_judge(g.grade.grader):
                     m.runs_eligible.labels(suite.name, g.spec.name, unset)
         self.suites = tuple(suites)
-        if dialects is not None:
-            self.dialects = tuple(dialects)
 
     def judge_graders(self) -> list[str]:
         """Names of the configured graders that are judges."""
-        return [g.spec.name for s in self.suites for g in s.graders if is_judge(g.grade.grader)]
+        return [g.spec.name for s in self.suites for g in s.bound if is_judge(g.grade.grader)]
 
     def route(self, trajectory: Trajectory) -> list[Suite]:
         level = "conversation" if isinstance(trajectory, Conversation) else "run"
@@ -194,7 +197,7 @@ class Grading:
                 m.conversations_graded.labels(suite.name, environment).inc()
             elif not again:
                 m.runs_graded.labels(suite.name, environment).inc()
-            for g in suite.graders:
+            for g in suite.bound:
                 if is_judge(g.grade.grader) and not again:  # sampled: every routed run counts, judged or not
                     m.runs_eligible.labels(suite.name, g.spec.name, environment).inc()
                 for call_span_id, verdict in g.grade.verdicts(trajectory):  # one verdict per run, or per call
@@ -212,32 +215,6 @@ class Grading:
         """Hand on the graded runs whose judges have not answered within `gather_wait` (`now` = inf: all)."""
         if self.gathering is not None:
             self.gathering.expire(now)
-
-    def grade_trace(
-        self,
-        spans: Sequence[AnySpan],
-        logs: Sequence[LogEvent] = (),
-        last_seen: float | None = None,
-        revision: int = 1,
-    ) -> bool:
-        """The live path: rebuild a completed trace and grade every run in it (`revision` 2 and up: the trace
-        closed again after late spans arrived). Whether some of its verdicts are still to come (a judge's, or its
-        conversation's)."""
-        waiting = False
-        with budget(TRACE_BUDGET_SECONDS):  # the trace's runs share one time budget for regular expressions
-            runs = rebuild(spans, logs, self.dialects, self.id_attributes)
-            self._count_reading(runs)
-            for trajectory in runs:
-                _, later = self.grade(without_span_ground_truth(trajectory, self.span_ground_truth), again=revision > 1)
-                waiting = waiting or bool(later)
-        if last_seen is not None:
-            self.metrics.grading_delay.observe(max(0.0, self.clock() - last_seen))
-        if self.grades_conversations():
-            for trajectory in runs:
-                if trajectory.parent_span_id is None:
-                    self.hold_turn(without_span_ground_truth(trajectory, self.span_ground_truth))
-                    waiting = True
-        return waiting
 
     # --- conversations -----------------------------------------------------------------------
 
@@ -340,9 +317,9 @@ class Grading:
             "`otelgrade grade --config FILE TRACE` explains offline why a run matched none"
         )
 
-    def _count_reading(self, runs: Sequence[Trajectory]) -> None:
-        """What the rebuild could not read: a trace with no run, spans no dialect understood (per scope, once per
-        request), tool calls only one witness shows."""
+    def count_reading(self, runs: Sequence[Trajectory]) -> None:
+        """What the rebuild of one trace could not read: a trace with no run, spans no dialect understood (per
+        scope, once per request), tool calls only one witness shows."""
         m = self.metrics
         if not runs:
             m.traces_without_run.inc()
@@ -427,7 +404,7 @@ class Grading:
 def alert_policies(suite: Suite) -> dict[str, AlertPolicy]:
     """How each grader of the suite pages (`otelgrade_grader_alert_policy`): its configured or default policy.
     The one place that decides it for a whole suite (a suite whose grades must not page sets `none` here)."""
-    return {g.spec.name: "none" if suite.shadow else g.spec.alert_policy for g in suite.graders}
+    return {spec.name: "none" if suite.shadow else spec.alert_policy for spec in suite.graders}
 
 
 def without_span_ground_truth(trajectory: Trajectory, allowed: bool) -> Trajectory:

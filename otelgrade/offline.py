@@ -11,7 +11,7 @@ import json
 import logging
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from otelgrade.decode import DecodeError, decode_logs, decode_traces, sniff_signal
 from otelgrade.errors import InputError
 from otelgrade.grading import without_span_ground_truth
-from otelgrade.rebuild import rebuild
+from otelgrade.rebuild import rebuild_grouped
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.spans import AnySpan, LogEvent
 from otelgrade.trajectory import Trajectory
@@ -72,11 +72,26 @@ def read_inputs(
     files) is read too. `modified_after` (a Unix time) skips the files in directories last written before it.
     `id_attributes` (`conversations.id_attributes`) name each run's conversation before the conventions' ids.
     Raises otelgrade.errors.InputError naming the file for unreadable input."""
+
+    def rebuild(spans: Sequence[AnySpan], logs: Sequence[LogEvent]) -> list[Trajectory]:
+        runs = rebuild_grouped(spans, logs, dialects, id_attributes)
+        return [without_span_ground_truth(t, span_ground_truth) for t in runs]
+
+    return read_runs(paths, rebuild, modified_after)
+
+
+RebuildTrace = Callable[[Sequence[AnySpan], Sequence[LogEvent]], list[Trajectory]]
+
+
+def read_runs(
+    paths: Sequence[str | Path], rebuild: RebuildTrace, modified_after: float | None = None
+) -> Iterator[Trajectory]:
+    """The runs in the files as `read_inputs` finds them, each trace (its spans grouped by trace id) rebuilt by
+    `rebuild` (a config's `pipeline.TraceReader`)."""
     collected = _collect(paths, modified_after)
     yield from collected.trajectories
     for trace_id, spans in collected.spans.items():
-        for trajectory in rebuild(spans, collected.logs.get(trace_id, ()), dialects, id_attributes):
-            yield without_span_ground_truth(trajectory, span_ground_truth)
+        yield from rebuild(spans, collected.logs.get(trace_id, ()))
 
 
 def read_spans(paths: Sequence[str | Path]) -> dict[str, tuple[list[AnySpan], list[LogEvent]]]:

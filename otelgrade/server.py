@@ -44,16 +44,12 @@ from otelgrade.assemble import Assembler, CompletedTrace
 from otelgrade.config import Config, load_config
 from otelgrade.conversations import Journal
 from otelgrade.errors import ConfigError
-from otelgrade.export import Exporter
-from otelgrade.grading import Grading, Suite
 from otelgrade.ingest import Ingest
-from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.judges.runner import JudgeRunner
 from otelgrade.metrics import Metrics
-from otelgrade.rebuild.dialect import Dialect
-from otelgrade.rebuild.mapping import mapped_dialects
+from otelgrade.pipeline import Pipeline
 from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
-from otelgrade.sinks import RecallingSink, RetryingSink, TraceSink
+from otelgrade.sinks import RecallingSink, RetryingSink
 from otelgrade.spool import Spool
 from otelgrade.turns import TurnRouter
 from otelgrade.ui import RunLog, RunStore, add_grade_pages, page_address
@@ -149,34 +145,23 @@ class Server:
         self._config_stamp = self._stamp()
         self.runs = RunStore(config.ui.keep)  # the grades page's runs
         self.run_log = RunLog(config.ui, clock)
-        sinks = [sink.linked(pages_url(config)).build(self.metrics) for sink in config.sinks]
-        self._retrying_sinks = [sink for sink in sinks if isinstance(sink, RetryingSink)]
-        self._trace_sinks = [sink for sink in sinks if isinstance(sink, TraceSink)]
-        self._unwritten_runs: set[str] = set()  # graded, not marked: a sink holds some of their grades to retry
-        self.exporter = Exporter(self.metrics, [*sinks, self.runs, self.run_log])
-        self._judges: JudgeRunner | None = None  # started on the loop, in serve()
-        self.grading = Grading(
-            self._suites(config),
-            self.exporter,
+        self.pipeline = Pipeline(
+            config,
             self.metrics,
-            clock=clock,
+            views=[self.runs, self.run_log],
             on_run=self.runs.add_run,
-            dialects=mapped_dialects(config.rebuild.mappings),
-            remember=config.assembly.regrade_traces,
-            span_ground_truth=config.rebuild.ground_truth_from_spans,
-            conversations=config.conversations,
-            on_graded=self.exporter.run_graded,
-            gather_wait=config.judge.timeout,
+            pages_url=pages_url(config),
+            clock=clock,
         )
+        self.exporter = self.pipeline.exporter
+        self._retrying_sinks = [sink for sink in self.pipeline.sinks if isinstance(sink, RetryingSink)]
+        self._unwritten_runs: set[str] = set()  # graded, not marked: a sink holds some of their grades to retry
+        self._judges: JudgeRunner | None = None  # started on the loop, in serve()
         self.turn_router: TurnRouter | None = None  # with replicas, each turn goes to the conversation router
         if config.conversations.route_turns:
             self.turn_router = TurnRouter(config.conversations.route_turns, self.metrics)
-            self.grading.turn_router = self.turn_router
+            self.pipeline.grading.turn_router = self.turn_router
         self.ingest.on_turns = self._turns_received
-
-    def _suites(self, config: Config) -> list[Suite]:
-        judges: JudgeClient = self._judges if self._judges is not None else DISABLED
-        return [Suite.build(s.name, s.match, s.graders, judges, s.regrade, s.level, s.shadow) for s in config.suites]
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -247,8 +232,10 @@ class Server:
 
     async def _start_grading(self) -> None:
         """Start the judge runner and rebuild the suites with it as their judges' client."""
-        self._judges = await _start_judges(self.config, self.metrics, self.grading.judge_graders())
-        self.grading.install(self._suites(self.config))
+        try:
+            self._judges = await self.pipeline.start_judges()
+        except Exception as exc:
+            log.error("judge graders are disabled: the judge runner did not start: %s", exc)
 
     async def _close_grading(self, deadline: float | None = None) -> None:
         """Wait for every queued trace to be code-graded, then for judges until `deadline` (their runs still
@@ -257,8 +244,8 @@ class Server:
             await asyncio.gather(*self._pending, return_exceptions=True)
         if self.turn_router is not None:  # what is queued for the router, before the grading thread stops
             await asyncio.get_running_loop().run_in_executor(None, self.turn_router.close)
-        if self.spool is None and self.grading.conversations.open:  # else the spool keeps them for the next start
-            await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.finish_conversations)
+        if self.spool is None and self.pipeline.open_conversations():  # else the spool keeps them for the next start
+            await asyncio.get_running_loop().run_in_executor(self._grading, self.pipeline.finish_conversations)
         if self._judges is not None:
             left = None if deadline is None else max(0.0, deadline - self.clock())
             if left is not None and self._judges.outstanding:
@@ -269,7 +256,7 @@ class Server:
                 log.exception("closing the judge runner failed")
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self._grading, self.grading.tick, math.inf)  # runs whose judges did not answer
+            await loop.run_in_executor(self._grading, self.pipeline.tick, math.inf)  # runs whose judges did not answer
             await loop.run_in_executor(self._grading, self.exporter.flush)
             await loop.run_in_executor(self._grading, self.exporter.close)
         except Exception:
@@ -278,13 +265,13 @@ class Server:
         self._decoding.shutdown(wait=True)
         if self.spool is not None:
             self.spool.close()
-        if self.grading.conversations.journal is not None:
-            self.grading.conversations.journal.close()
+        if self.pipeline.grading.conversations.journal is not None:
+            self.pipeline.grading.conversations.journal.close()
 
     def _turns_received(self, bodies: list[str]) -> None:
         """Turn records the conversation router sent this replica: held on the grading thread."""
         try:
-            self._grading.submit(self.grading.hold_routed, bodies)
+            self._grading.submit(self.pipeline.grading.hold_routed, bodies)
         except RuntimeError:  # the grading thread has stopped: shutting down
             self.metrics.log_records_dropped.labels("shutdown").inc(len(bodies))
 
@@ -297,7 +284,7 @@ class Server:
         spool = Spool(durability.spool_dir, durability.fsync, durability.segment_bytes, metrics=self.metrics)
         self.spool = self.ingest.spool = spool
         journal = Journal(durability.spool_dir, fsync=durability.fsync != "never")
-        if held_again := self.grading.conversations.restore(journal):  # before any run is graded
+        if held_again := self.pipeline.grading.conversations.restore(journal):  # before any run is graded
             log.info("spool: %d conversation(s) held again", held_again)
         graded = spool.graded_ids()
         self.assembler.remember(graded)  # the decision cache, as it was
@@ -340,7 +327,7 @@ class Server:
         app.router.add_get("/metrics", self._metrics_page)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
-        add_grade_pages(app, self.runs, self.config.ui, self.grading.unmatched_runs)
+        add_grade_pages(app, self.runs, self.config.ui, self.pipeline.grading.unmatched_runs)
         self.metrics.grades_page.labels(page_address(self.config.ui, host, port, access.scheme == "https")).set(1)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
@@ -358,19 +345,19 @@ class Server:
             await asyncio.sleep(self._until_next_tick())
             now = self.clock()
             self._grade(self.assembler.poll(now))
-            settles = self.grading.next_conversation_deadline()
+            settles = self.pipeline.next_deadline()
             if settles is not None and settles <= now:
-                settling = asyncio.get_running_loop().run_in_executor(self._grading, self.grading.settle_conversations)
+                settling = asyncio.get_running_loop().run_in_executor(self._grading, self.pipeline.settle)
                 self._pending.add(settling)
                 settling.add_done_callback(self._pending.discard)
             if self._unwritten_runs and now >= next_mark_retry:
                 next_mark_retry = now + MARK_RETRY_SECONDS
                 asyncio.get_running_loop().run_in_executor(self._grading, self._mark_graded, [])
-            self.grading.tick()
+            self.pipeline.tick()
             self.run_log.tick()
             if now >= next_unmatched_report:
                 next_unmatched_report = now + UNMATCHED_REPORT_SECONDS
-                if line := self.grading.unmatched_report():
+                if line := self.pipeline.unmatched_report():
                     log.warning("%s", printable(line))
             self._watch_memory()
             if now >= next_config_check:
@@ -382,7 +369,7 @@ class Server:
     def _until_next_tick(self) -> float:
         """Wake when the assembler's next trace may complete (so a run is graded `settle` after its last span,
         not up to a tick later), within [MIN_TICK_SECONDS, TICK_SECONDS]."""
-        deadlines = [d for d in (self.assembler.next_deadline(), self.grading.next_conversation_deadline()) if d]
+        deadlines = [d for d in (self.assembler.next_deadline(), self.pipeline.next_deadline()) if d]
         deadline = min(deadlines, default=None)
         if deadline is None:
             return TICK_SECONDS
@@ -437,7 +424,7 @@ class Server:
         self._backlog_bytes = max(0.0, self._backlog_bytes - nbytes) if self._backlog else 0.0
 
     def _grade_batch(self, completed: list[CompletedTrace]) -> None:
-        grading = self.grading
+        pipeline = self.pipeline
         unmarked: list[str] = []
         marked_at = self.clock()
         for done, trace in enumerate(completed):
@@ -445,13 +432,10 @@ class Server:
                 self._ungraded += len(completed) - done  # shutdown's time is spent; unmarked, a spool keeps them
                 break
             if trace.spans:  # else: log records whose spans never came, nothing to rebuild
-                waiting = True
                 try:
-                    waiting = grading.grade_trace(trace.spans, trace.logs, trace.last_seen, trace.revision)
+                    pipeline.grade_trace(trace.spans, trace.logs, trace.last_seen, trace.revision)
                 except Exception:
                     log.exception("grading trace %s failed", trace.trace_id)
-                for sink in self._trace_sinks:
-                    sink.keep_trace(trace.trace_id, trace.spans, trace.logs, waiting)
             if self.spool is None:
                 continue
             unmarked.append(trace.trace_id)
@@ -505,10 +489,6 @@ class Server:
             if self.clock() > give_up:
                 raise ConfigError(f"the file kept changing for {CONFIG_SETTLE_SECONDS:g}s", file=self.config_path)
 
-    def _built(self, config: Config) -> tuple[list[Suite], tuple[Dialect, ...]]:
-        """The suites and span mappings of a config (on a thread: building graders may take a while)."""
-        return self._suites(config), mapped_dialects(config.rebuild.mappings)
-
     def _refuse_empty(self, config: Config) -> None:
         """A config that grades nothing replaces one that grades something only when it says so (`suites: []`):
         an emptied or truncated file must not silently stop grading."""
@@ -529,8 +509,8 @@ class Server:
             try:
                 config = await self._read_settled()
                 self._refuse_empty(config)
-                suites, dialects = await asyncio.to_thread(self._built, config)
-                await asyncio.get_running_loop().run_in_executor(self._grading, self.grading.install, suites, dialects)
+                prepared = await asyncio.to_thread(self.pipeline.prepare, config)  # building graders takes a while
+                await asyncio.get_running_loop().run_in_executor(self._grading, self.pipeline.install, prepared)
             except Exception as exc:
                 self.metrics.config_reloads.labels("refused").inc()
                 log.error("config reload (%s) refused, the running config stays: %s", why, exc)
@@ -538,8 +518,6 @@ class Server:
             old, self.config = self.config, config
             self.assembler.max_kept_bytes = config.limits.max_bytes_held * KEPT_SHARE
             self.assembler.reconfigure(config.assembly, keep_closed=_regrades(config))
-            self.grading.remember = config.assembly.regrade_traces
-            self.grading.span_ground_truth = config.rebuild.ground_truth_from_spans
             self.ingest.max_request_bytes = config.receivers.max_request_bytes
             self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving
             fixed = [
@@ -593,14 +571,3 @@ def _release_memory() -> None:
     gc.collect()
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-async def _start_judges(config: Config, metrics: Metrics, judge_graders: list[str]) -> JudgeRunner | None:
-    """The judge runner, or None when it cannot start (judge graders then grade `skipped`)."""
-    runner = JudgeRunner(config.judge, metrics)
-    try:
-        await runner.start(judge_graders)
-    except Exception as exc:
-        log.error("judge graders are disabled: the judge runner did not start: %s", exc)
-        return None
-    return runner

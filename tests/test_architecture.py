@@ -2,7 +2,8 @@
 
 receive -> decode -> assemble -> rebuild -> route -> grade -> export, with the leaves (settings, records,
 metrics) below every step, the plugin registry helper under every step that has plugins, and the entry points
-(config, offline, server, cli) above them. A later step may import an earlier one; never the reverse.
+(config, the pipeline it builds, offline, server, cli) above them. A later step may import an earlier one; never
+the reverse.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ STEPS: list[tuple[str, ...]] = [
     ("grading", "gathering"),
     ("sinks", "export", "ui"),
     ("config",),
+    ("pipeline",),
     ("offline", "server", "backfill", "compare"),
     ("cli", "__main__"),
 ]

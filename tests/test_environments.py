@@ -21,12 +21,11 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from otelgrade.cli import main
 from otelgrade.config import parse_config
 from otelgrade.errors import ConfigError
-from otelgrade.export import Exporter
-from otelgrade.grading import Grading, Suite
 from otelgrade.judges.runner import JudgeRunner
 from otelgrade.judges.sampling import is_sampled
 from otelgrade.metrics import Metrics
 from otelgrade.offline import read_inputs
+from otelgrade.pipeline import Pipeline
 from otelgrade.results import Grade
 from otelgrade.settings import UiSettings
 from otelgrade.sinks.jsonl import encode_lines
@@ -69,11 +68,9 @@ class Sink:
     def close(self) -> None: ...
 
 
-def grading(doc: dict[str, Any], metrics: Metrics, judges: Any = None) -> tuple[Grading, Sink]:
-    config = parse_config(doc)
+def grading(doc: dict[str, Any], metrics: Metrics, judges: Any = None) -> tuple[Pipeline, Sink]:
     sink = Sink()
-    suites = [Suite.build(s.name, s.match, s.graders, *([judges] if judges else [])) for s in config.suites]
-    return Grading(suites, Exporter(metrics, [sink]), metrics), sink
+    return Pipeline(parse_config(doc), metrics, sinks=[sink], **({"judges": judges} if judges else {})), sink
 
 
 def value(metrics: Metrics, name: str, **labels: str) -> float | None:

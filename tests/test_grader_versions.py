@@ -16,9 +16,8 @@ from prometheus_client import generate_latest
 
 from otelgrade.cli import main
 from otelgrade.config import load_config
-from otelgrade.export import Exporter
-from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
+from otelgrade.pipeline import Pipeline
 from otelgrade.results import Grade
 from otelgrade.sinks.otlp import evaluation_event
 from otelgrade.trajectory import Trajectory
@@ -81,7 +80,7 @@ def test_renaming_a_grader_keeps_its_version(tmp_path: Path, rubric_file: Path) 
 def test_grades_and_the_info_metric_carry_the_version(tmp_path: Path, rubric_file: Path) -> None:
     loaded = load_config(_written(tmp_path, config(SAFE)))
     metrics = Metrics()
-    grading = Grading([Suite.build(s.name, s.match, s.graders) for s in loaded.suites], Exporter(metrics), metrics)
+    grading = Pipeline(loaded, metrics, sinks=())
     run = Trajectory(trace_id="a" * 32, span_id="b" * 16, input="hi", output="hello")
     grades, _ = grading.grade(run)
     version = loaded.suites[0].graders[0].version
@@ -89,7 +88,7 @@ def test_grades_and_the_info_metric_carry_the_version(tmp_path: Path, rubric_fil
     exposition = generate_latest(metrics.registry).decode()
     assert f'otelgrade_grader_version_info{{grader="safe",suite="support",version="{version}"}} 1.0' in exposition
     changed = load_config(_written(tmp_path, config({**SAFE, "tools": ["delete_account"]})))
-    grading.install([Suite.build(s.name, s.match, s.graders) for s in changed.suites])
+    grading.install(grading.prepare(changed))
     exposition = generate_latest(metrics.registry).decode()
     assert version not in exposition  # the old version's series is gone: a dashboard sees the change
     assert changed.suites[0].graders[0].version in exposition

@@ -1,4 +1,4 @@
-"""Grading single calls (`scope: tool_call` / `scope: llm_call`) on real captured runs, offline through `Grading`
+"""Grading single calls (`scope: tool_call` / `scope: llm_call`) on real captured runs, offline through the `Pipeline`
 and live through `otelgrade serve`. Expected verdicts come from the capture's ground truth (`expected.json`: each
 run's tool calls with their arguments and error flags, its model calls, its answer) or from the raw spans' own
 attributes and times, never from the trajectory the graders read."""
@@ -16,10 +16,9 @@ import yaml
 
 from otelgrade.config import parse_config
 from otelgrade.errors import ConfigError
-from otelgrade.export import Exporter
-from otelgrade.grading import Grading, Suite
 from otelgrade.judges import DISABLED, JudgeClient
 from otelgrade.metrics import Metrics
+from otelgrade.pipeline import Pipeline
 from otelgrade.results import Grade
 from otelgrade.spans import Span
 from otelgrade.trajectory import Trajectory
@@ -48,8 +47,7 @@ def graded(
     """Every grade of these runs by one suite of these grader blocks, as `otelgrade grade` computes them."""
     config = parse_config({"suites": [{"name": "calls", "graders": graders}]})
     metrics = metrics or Metrics()
-    suites = [Suite.build(s.name, s.match, s.graders, judges) for s in config.suites]
-    grading = Grading(suites, Exporter(metrics, sinks), metrics)
+    grading = Pipeline(config, metrics, sinks=sinks, judges=judges)
 
     async def go() -> list[Grade]:
         return [g for run in runs for g in await grading.grade_and_wait(run)]
@@ -338,9 +336,8 @@ def test_a_judge_on_each_model_call_sees_that_calls_messages(fake: FakeOpenAI) -
         await runner.start()
         try:
             config = parse_config({"suites": [{"name": "calls", "graders": blocks}]})
-            suites = [Suite.build(s.name, s.match, s.graders, runner) for s in config.suites]
-            grading = Grading(suites, Exporter(metrics), metrics)
-            assert grading.judge_graders() == ["step_judge"]
+            grading = Pipeline(config, metrics, sinks=(), judges=runner)
+            assert grading.grading.judge_graders() == ["step_judge"]
             return await grading.grade_and_wait(run)
         finally:
             await runner.close()

@@ -96,7 +96,7 @@ def test_grading_hands_over_only_runs_some_suite_grades_before_their_grades() ->
         seen.append(t.trace_id)
         store.add_run(t)
 
-    check = Suite("travel", lambda t: t.agent_name == "travel_agent", ())
+    check = Suite("travel", {"agent_name": "^travel_agent$"})
     grading = Grading([check], Exporter(Metrics(), [store]), on_run=on_run)
     grading.grade(trajectory(1))
     grading.grade(Trajectory(trace_id=trace(2), span_id="0" * 16, agent_name="other"))

@@ -7,10 +7,9 @@ import asyncio
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics
 
 from otelgrade.config import parse_config
-from otelgrade.export import Exporter
 from otelgrade.graders import GradeResult, grader
-from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
+from otelgrade.pipeline import Pipeline
 from otelgrade.results import Grade
 from otelgrade.route import match_filter
 from otelgrade.trajectory import ToolCall, Trajectory
@@ -53,10 +52,8 @@ class ListSink:
         pass
 
 
-def grading(config, metrics: Metrics | None = None, sinks=()) -> Grading:
-    metrics = metrics or Metrics()
-    suites = [Suite.build(s.name, s.match, s.graders) for s in config.suites]
-    return Grading(suites, Exporter(metrics, sinks), metrics)
+def grading(config, metrics: Metrics | None = None, sinks=()) -> Pipeline:
+    return Pipeline(config, metrics or Metrics(), sinks=sinks)
 
 
 def graded(config, trajectory: Trajectory, metrics: Metrics | None = None, sinks=()) -> list[Grade]:
@@ -198,13 +195,10 @@ def test_traffic_labels_are_capped():
 
 
 def test_a_reload_swaps_suites_and_span_mappings_together():
-    from otelgrade.rebuild.mapping import mapped_dialects
-    from otelgrade.settings import SpanMapping
-
-    mapping = SpanMapping(match={"span.name": "agent"}, role="agent")
-    pipeline = Grading([], Exporter(Metrics()), dialects=mapped_dialects([mapping]))
+    mapped = parse_config({"rebuild": {"mappings": [{"match": {"span.name": "agent"}, "role": "agent"}]}})
+    pipeline = Pipeline(mapped, Metrics(), sinks=())
     assert len(pipeline.dialects) == 1
-    pipeline.install([])  # the judge runner re-installs the suites: the mappings stay
+    pipeline.install(pipeline.prepare(pipeline.config))  # the judge runner binds the suites again: mappings stay
     assert len(pipeline.dialects) == 1
-    pipeline.install([], ())  # a reload to a config without mappings
+    pipeline.install(pipeline.prepare(parse_config({"suites": []})))  # a reload to a config without mappings
     assert pipeline.dialects == ()

@@ -18,10 +18,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otelgrade.config import load_config, parse_config
 from otelgrade.decode import decode_traces
-from otelgrade.export import Exporter
 from otelgrade.graders.base import build_grader, grade_safely
-from otelgrade.grading import Grading, Suite
 from otelgrade.metrics import Metrics
+from otelgrade.pipeline import Pipeline
 from otelgrade.rebuild.unread import would_hold
 from otelgrade.results import GradeResult
 from otelgrade.spans import Span
@@ -119,7 +118,7 @@ def test_a_trace_of_no_agent_has_no_run_and_is_counted(tmp_path: Path) -> None:
     metrics = Metrics()
     (tmp_path / "otelgrade.yaml").write_text(SAFETY)
     config = load_config(tmp_path / "otelgrade.yaml")
-    grading = Grading([Suite.build(s.name, s.match, s.graders) for s in config.suites], Exporter(metrics), metrics)
+    grading = Pipeline(config, metrics, sinks=())
     grading.grade_trace(decode_traces(trace.read_bytes()).spans)
     unreadable = sdk_trace(tmp_path, _unreadable_tool)
     grading.grade_trace(decode_traces(unreadable.read_bytes()).spans)
@@ -180,7 +179,7 @@ def test_requests_no_suite_matched_are_counted_and_described_beside_each_suite_s
     metrics = Metrics()
     safe = {"name": "safe", "type": "tools_not_called", "tools": ["delete_account"]}
     config = parse_config({"suites": [{"name": "booking", "match": {"agent_name": "^booking"}, "graders": [safe]}]})
-    grading = Grading([Suite.build(s.name, s.match, s.graders) for s in config.suites], Exporter(metrics), metrics)
+    grading = Pipeline(config, metrics, sinks=())
     request = Trajectory(trace_id="1" * 32, span_id="1" * 16, service_name="travel-service", agent_name="travel_agent")
     nested = request.model_copy(update={"span_id": "2" * 16, "parent_span_id": "1" * 16})
     for run in (request, request, nested):

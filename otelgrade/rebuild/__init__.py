@@ -15,7 +15,19 @@ from otelgrade.rebuild.trace import rebuild_trace
 from otelgrade.spans import AnySpan, LogEvent, Span
 from otelgrade.trajectory import Trajectory
 
-__all__ = ["DIALECTS", "classify", "rebuild"]
+__all__ = ["DIALECTS", "classify", "rebuild", "rebuild_grouped"]
+
+
+def rebuild_grouped(
+    received: Sequence[AnySpan],
+    logs: Sequence[LogEvent] = (),
+    dialects: Sequence[Dialect] = (),
+    id_attributes: Sequence[str] = (),
+) -> list[Trajectory]:
+    """The agent runs of one trace whose spans (and log events) the caller already grouped by trace id, as the
+    assembler and the offline reader do: read and rebuilt as `rebuild` does, without checking the grouping again."""
+    spans = [span.read() for span in received]
+    return rebuild_trace(spans, logs, dialects=dialects, id_attributes=id_attributes) if spans else []
 
 
 def rebuild(
