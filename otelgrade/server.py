@@ -1,30 +1,23 @@
-"""`otelgrade serve`: the OTLP receivers, the assembler, the grading worker and the metrics endpoint
-on one asyncio loop, with hot reload (SIGHUP or a changed config file) and graceful shutdown.
+"""`otelgrade serve`: the process lifecycle. The OTLP receivers, the assembler, the grading thread (grading
+through the config's `Pipeline`) and the admin endpoint (`admin`) on one asyncio loop; hot reload (`reload`) on
+SIGHUP or a changed config file; back-pressure (`backpressure`) instead of dropping; graceful shutdown.
 
-Ingest never waits for grading: completed traces go to a single grading thread. Limits keep
-memory bounded, chosen so that nothing received is silently lost:
-- the assembler never refuses input: when `assembly.max_traces` traces are held it closes the
-  oldest early (reason `evicted`) and that trace is graded like any other;
-- when grading falls behind by `assembly.max_traces` completed traces, or the bytes held (runs
-  waiting to complete or to be graded) reach `limits.max_bytes_held`, the receivers answer
-  503 (Retry-After) / UNAVAILABLE, which OTLP exporters retry with backoff. Back-pressure beats
-  dropping here: the runs are still in the senders' queues, and grading catches up. Once what was
-  held after such a burst is graded, the freed memory is handed back to the OS.
+Ingest never waits for grading: completed traces go to a single grading thread. The assembler never refuses
+input: when `assembly.max_traces` traces are held it closes the oldest early (reason `evicted`) and that trace is
+graded like any other.
 With `durability.spool_dir`, accepted requests are spooled before they are acknowledged and
 replayed at start-up (on a thread: the probes answer meanwhile), and graded runs are marked in the spool once every
 sink has written their grades (runs whose grades a sink holds to retry wait in the spool). A sink that can read back
 what it holds (JSONL) does not write again the grades of runs graded just before a crash.
 Shutdown is bounded by `server.shutdown_timeout`, however much is held: held runs are code-graded until it
 is spent, judges get what is left of it, and the runs not graded by then are counted in the log (with a spool
-they stay in it and are graded at the next start). A reload reads and builds the new config on a thread, so the
-loop keeps answering meanwhile.
+they stay in it and are graded at the next start).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
 import gc
 import logging
 import math
@@ -36,11 +29,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from aiohttp import web
 from prometheus_client import ProcessCollector
-from prometheus_client.exposition import choose_encoder
 
+from otelgrade.admin import Admin, pages_url
 from otelgrade.assemble import Assembler, CompletedTrace
+from otelgrade.backpressure import Backpressure, release_memory
 from otelgrade.config import Config, load_config
 from otelgrade.conversations import Journal
 from otelgrade.errors import ConfigError
@@ -48,21 +41,19 @@ from otelgrade.ingest import Ingest
 from otelgrade.judges.runner import JudgeRunner
 from otelgrade.metrics import Metrics
 from otelgrade.pipeline import Pipeline
-from otelgrade.receivers import Access, Receiver, receiver_types, split_address, unauthorized
+from otelgrade.receivers import Access, Receiver, receiver_types
+from otelgrade.reload import Reloader
 from otelgrade.sinks import RecallingSink, RetryingSink
 from otelgrade.spool import Spool
 from otelgrade.turns import TurnRouter
-from otelgrade.ui import RunLog, RunStore, add_grade_pages, page_address
+from otelgrade.ui import RunLog, RunStore
 from otelgrade.ui.runlog import printable
 
 log = logging.getLogger("otelgrade")
 
-PROBES = frozenset({"/healthz", "/readyz"})
 TICK_SECONDS = 0.05  # the longest the loop's periodic work waits (memory, reload checks, the runs log)
 MIN_TICK_SECONDS = 0.005  # the shortest: traces that complete within it are collected together
-CONFIG_CHECK_SECONDS = 1.0  # how often the config file's mtime and size are compared
 UNMATCHED_REPORT_SECONDS = 60.0  # how often the runs no suite matched are described in the log
-CONFIG_SETTLE_SECONDS = 10.0  # a config file still changing after this long is not read
 MARK_EVERY_SECONDS = 0.02  # with a spool: the most grading time between marks of graded runs
 MARK_RETRY_SECONDS = 1.0  # how often runs whose grades a sink holds to retry are checked, to be marked
 STOP_GRACE_SECONDS = 5.0  # how long calls in progress may finish once shutdown begins
@@ -78,17 +69,6 @@ def run(config_path: str | None) -> int:
         print(f"otelgrade: {exc}", file=sys.stderr)
         return 2
     return asyncio.run(Server(config, config_path).serve())
-
-
-def pages_url(config: Config) -> str:
-    """Where people reach the grades page (`ui.external_url`, else the metrics endpoint's address), no final `/`;
-    "" when there is no page."""
-    endpoint = config.metrics.endpoint
-    if not endpoint:
-        return (config.ui.external_url or "").rstrip("/")
-    host, port = split_address(endpoint)
-    tls = Access.of(config.metrics.tls, config.metrics.auth).scheme == "https"
-    return page_address(config.ui, host, port, tls).rstrip("/")
 
 
 def _regrades(config: Config) -> bool:
@@ -123,10 +103,7 @@ class Server:
         self._stop = asyncio.Event()
         self._grading = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-grade")
         self._decoding = ThreadPoolExecutor(max_workers=1, thread_name_prefix="otelgrade-decode")
-        self._backlog = 0  # completed traces queued for the grading thread
-        self._backlog_bytes = 0.0  # and the bytes received for them
-        self._was_busy = False
-        self._held_peak = 0.0  # the most bytes held since memory was last handed back to the OS
+        self.pressure = Backpressure(self.assembler, self.metrics, config.assembly, config.limits)
         self._grade_until: float | None = None  # set at shutdown: traces the grading thread reaches later wait
         self._ungraded = 0  # traces not graded at shutdown for want of time (written by the grading thread)
         self.spool: Spool | None = None  # opened in serve(), with `durability.spool_dir`
@@ -136,13 +113,12 @@ class Server:
             config.receivers.max_request_bytes,
             clock,
             decode_executor=self._decoding,
-            busy=self.overloaded,
+            busy=self.pressure.overloaded,
             max_bytes_receiving=config.limits.max_bytes_receiving,
             body_read_timeout=config.receivers.body_read_timeout,
         )
         self._pending: set[asyncio.Future[Any]] = set()
-        self._reload_lock = asyncio.Lock()
-        self._config_stamp = self._stamp()
+        self.reloader = Reloader(config_path, self.metrics, clock)
         self.runs = RunStore(config.ui.keep)  # the grades page's runs
         self.run_log = RunLog(config.ui, clock)
         self.pipeline = Pipeline(
@@ -172,7 +148,8 @@ class Server:
         loop.add_signal_handler(signal.SIGHUP, self._on_hup)
         try:
             await self._start_grading()
-            metrics_runner = await self._start_metrics_endpoint()
+            unmatched = self.pipeline.grading.unmatched_runs
+            metrics_runner = await Admin(self.config, self.metrics, self.runs, unmatched, lambda: self.ready).start()
             _tune_gc()  # before replay: the runs it holds again are not the process's for good
             await asyncio.to_thread(self._replay)  # the probes answer meanwhile; /readyz says not ready
             receivers = await self._start_receivers()
@@ -315,30 +292,9 @@ class Server:
             log.info("OTLP/%s listening on %s (port %d, %s)", name, address, port, tls)
         return started
 
-    async def _start_metrics_endpoint(self) -> web.AppRunner | None:
-        endpoint = self.config.metrics.endpoint
-        if not endpoint:
-            return None
-        host, port = split_address(endpoint)
-        access = Access.of(self.config.metrics.tls, self.config.metrics.auth)
-        # The token guards every route but the probes: liveness and readiness say nothing, and orchestrators'
-        # health checks (the image's HEALTHCHECK, Kubernetes probes) carry no token.
-        app = web.Application(middlewares=access.middlewares(self._unauthenticated, PROBES))
-        app.router.add_get("/metrics", self._metrics_page)
-        app.router.add_get("/healthz", self._healthz)
-        app.router.add_get("/readyz", self._readyz)
-        add_grade_pages(app, self.runs, self.config.ui, self.pipeline.grading.unmatched_runs)
-        self.metrics.grades_page.labels(page_address(self.config.ui, host, port, access.scheme == "https")).set(1)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        await web.TCPSite(runner, host, port, reuse_address=True, ssl_context=access.ssl_context()).start()
-        log.info("metrics on %s://%s:%d/metrics (/healthz, /readyz); grades page on /", access.scheme, host, port)
-        return runner
-
     # --- the loop's periodic work ------------------------------------------------------------
 
     async def _tick(self) -> None:
-        next_config_check = self.clock() + CONFIG_CHECK_SECONDS
         next_mark_retry = self.clock()
         next_unmatched_report = self.clock() + UNMATCHED_REPORT_SECONDS
         while True:
@@ -359,12 +315,10 @@ class Server:
                 next_unmatched_report = now + UNMATCHED_REPORT_SECONDS
                 if line := self.pipeline.unmatched_report():
                     log.warning("%s", printable(line))
-            self._watch_memory()
-            if now >= next_config_check:
-                next_config_check = now + CONFIG_CHECK_SECONDS
-                if self._stamp() != self._config_stamp:
-                    self._config_stamp = self._stamp()
-                    self._spawn_reload("config file changed")
+            if self.pressure.watch_memory():
+                asyncio.get_running_loop().run_in_executor(self._grading, release_memory)
+            if self.reloader.changed(now):
+                self._spawn_reload("config file changed")
 
     def _until_next_tick(self) -> float:
         """Wake when the assembler's next trace may complete (so a run is graded `settle` after its last span,
@@ -375,53 +329,16 @@ class Server:
             return TICK_SECONDS
         return min(TICK_SECONDS, max(MIN_TICK_SECONDS, deadline - self.clock()))
 
-    def bytes_held(self) -> float:
-        """Bytes held for runs waiting to complete or to be graded, and for graded ones kept for late spans."""
-        return self.assembler.bytes_in_flight + self.assembler.bytes_kept + self._backlog_bytes
-
-    def overloaded(self) -> bool:
-        """Whether senders should back off: grading is `assembly.max_traces` traces behind, or the bytes held
-        reach `limits.max_bytes_held`."""
-        return (
-            self._backlog >= self.config.assembly.max_traces or self.bytes_held() >= self.config.limits.max_bytes_held
-        )
-
-    def _watch_memory(self) -> None:
-        """Export what is held; once a burst that held much has drained, hand the freed memory to the OS."""
-        held = self.bytes_held()
-        self.metrics.bytes_held.set(held)
-        self.metrics.grading_backlog.set(self._backlog)
-        limit = self.config.limits.max_bytes_held
-        self._held_peak = max(self._held_peak, held)
-        if self._held_peak >= limit / 8 and held <= limit / 16 and not self._backlog:
-            self._held_peak = 0.0
-            asyncio.get_running_loop().run_in_executor(self._grading, _release_memory)
-
     def _grade(self, completed: list[CompletedTrace]) -> None:
         """Queue completed traces for the grading thread; the event loop does not wait for it."""
         if completed:
             future = asyncio.get_running_loop().run_in_executor(self._grading, self._grade_batch, completed)
             nbytes = sum(trace.nbytes for trace in completed)
-            self._backlog += len(completed)
-            self._backlog_bytes += nbytes
+            self.pressure.queued(len(completed), nbytes)
             self._pending.add(future)
             future.add_done_callback(self._pending.discard)
-            future.add_done_callback(lambda _: self._graded(len(completed), nbytes))
-        busy = self.overloaded()
-        if busy != self._was_busy:
-            self._was_busy = busy
-            if busy:
-                log.warning(
-                    "holding %.0f MB, %d traces waiting to be graded: asking senders to retry later",
-                    self.bytes_held() / 1e6,
-                    self._backlog,
-                )
-            else:
-                log.info("caught up: accepting requests again")
-
-    def _graded(self, count: int, nbytes: float) -> None:
-        self._backlog -= count
-        self._backlog_bytes = max(0.0, self._backlog_bytes - nbytes) if self._backlog else 0.0
+            future.add_done_callback(lambda _: self.pressure.graded(len(completed), nbytes))
+        self.pressure.check()
 
     def _grade_batch(self, completed: list[CompletedTrace]) -> None:
         pipeline = self.pipeline
@@ -463,92 +380,21 @@ class Server:
 
     # --- reload ------------------------------------------------------------------------------
 
-    def _stamp(self) -> tuple[int, int] | None:
-        """The config file's (mtime, size), or None without one."""
-        if self.config_path is None:
-            return None
-        try:
-            stat = os.stat(self.config_path)
-        except OSError:
-            return None
-        return stat.st_mtime_ns, stat.st_size
-
-    async def _read_settled(self) -> Config:
-        """The config file, read once it has stopped changing (the same mtime and size a tick apart, and
-        unchanged while it was read), so a file caught half-written is never installed."""
-        assert self.config_path is not None
-        give_up = self.clock() + CONFIG_SETTLE_SECONDS
-        while True:
-            before = self._stamp()
-            await asyncio.sleep(TICK_SECONDS)
-            if self._stamp() == before:
-                config = await asyncio.to_thread(load_config, self.config_path)  # the loop keeps answering
-                if self._stamp() == before:
-                    self._config_stamp = before
-                    return config
-            if self.clock() > give_up:
-                raise ConfigError(f"the file kept changing for {CONFIG_SETTLE_SECONDS:g}s", file=self.config_path)
-
-    def _refuse_empty(self, config: Config) -> None:
-        """A config that grades nothing replaces one that grades something only when it says so (`suites: []`):
-        an emptied or truncated file must not silently stop grading."""
-        if not config.suites and self.config.suites and not config.suites_listed:
-            raise ConfigError(
-                f"it has no suites, so it would grade nothing while the running config grades with "
-                f"{len(self.config.suites)} suite(s); to grade nothing on purpose, write `suites: []`",
-                file=config.source,
-            )
-
     async def reload(self, why: str) -> bool:
-        """Load the config again; a config that does not load or build, or would stop all grading without
-        saying so, is refused (logged, counted) and the old one kept."""
-        async with self._reload_lock:
-            if self.config_path is None:
-                log.info("%s: running on the embedded default config, nothing to reload", why)
-                return False
-            try:
-                config = await self._read_settled()
-                self._refuse_empty(config)
-                prepared = await asyncio.to_thread(self.pipeline.prepare, config)  # building graders takes a while
-                await asyncio.get_running_loop().run_in_executor(self._grading, self.pipeline.install, prepared)
-            except Exception as exc:
-                self.metrics.config_reloads.labels("refused").inc()
-                log.error("config reload (%s) refused, the running config stays: %s", why, exc)
-                return False
-            old, self.config = self.config, config
-            self.assembler.max_kept_bytes = config.limits.max_bytes_held * KEPT_SHARE
-            self.assembler.reconfigure(config.assembly, keep_closed=_regrades(config))
-            self.ingest.max_request_bytes = config.receivers.max_request_bytes
-            self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving
-            fixed = [
-                key
-                for key in ("receivers", "metrics", "judge", "sinks", "ui", "durability", "conversations")
-                if getattr(old, key) != getattr(config, key)
-            ]
-            if fixed:
-                log.warning("config reload: changes to %s take effect after a restart", ", ".join(fixed))
-            self.metrics.config_reloads.labels("ok").inc()
-            log.info("config reloaded (%s): %d suite(s)", why, len(config.suites))
-            return True
+        """Load the config file again (see `reload.Reloader`); whether the new config is in use."""
+        return await self.reloader.reload(why, lambda: self.config, self._install)
 
-    # --- metrics endpoint --------------------------------------------------------------------
-
-    async def _metrics_page(self, request: web.Request) -> web.Response:
-        encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
-        body = encoder(self.metrics.registry)
-        return web.Response(body=body, headers={"Content-Type": content_type})
-
-    def _unauthenticated(self, request: web.Request) -> web.Response:
-        self.metrics.requests.labels("metrics", "none", "unauthenticated").inc()
-        return unauthorized()
-
-    async def _healthz(self, request: web.Request) -> web.Response:
-        return web.Response(text="ok\n")
-
-    async def _readyz(self, request: web.Request) -> web.Response:
-        if self.ready:
-            return web.Response(text="ready\n")
-        return web.Response(status=503, text="not ready\n")
+    async def _install(self, config: Config) -> None:
+        """Put a reloaded config to use: its graders built off the loop, swapped in between two traces, then the
+        limits of every step."""
+        prepared = await asyncio.to_thread(self.pipeline.prepare, config)  # building graders takes a while
+        await asyncio.get_running_loop().run_in_executor(self._grading, self.pipeline.install, prepared)
+        self.config = config
+        self.assembler.max_kept_bytes = config.limits.max_bytes_held * KEPT_SHARE
+        self.assembler.reconfigure(config.assembly, keep_closed=_regrades(config))
+        self.ingest.max_request_bytes = config.receivers.max_request_bytes
+        self.ingest.max_bytes_receiving = config.limits.max_bytes_receiving
+        self.pressure.configure(config.assembly, config.limits)
 
 
 # Collector thresholds for a process holding many small objects for a while (spans until their run settles): a
@@ -563,11 +409,3 @@ def _tune_gc() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
-
-
-def _release_memory() -> None:
-    """Hand memory freed after a burst back to the OS: a full collection, then glibc's `malloc_trim` (freed
-    heap pages otherwise stay with the process)."""
-    gc.collect()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6").malloc_trim(0)

@@ -26,7 +26,7 @@ STEPS: list[tuple[str, ...]] = [
     ("sinks", "export", "ui"),
     ("config",),
     ("pipeline",),
-    ("offline", "server", "backfill", "compare"),
+    ("offline", "server", "backfill", "compare", "admin", "reload", "backpressure"),
     ("cli", "__main__"),
 ]
 LEAVES = ("settings", "errors", "results", "spans", "trajectory", "metrics", "patterns")
