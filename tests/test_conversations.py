@@ -448,3 +448,22 @@ def test_a_conversation_judge_is_shown_every_turn_and_grades_from_the_models_sco
     shown = user_text(fake.requests[0])
     assert all(text in shown for text in ("Where is order 7?", "When will it arrive?", "Close my old account please"))
     assert ("Tomorrow." in shown) and ("It shipped." in shown)
+
+
+def test_an_agent_nested_in_a_turn_is_part_of_the_turns_conversation() -> None:
+    rec = Recorder()
+    tracer = rec.tracer
+    support = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "support"}
+    expert = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "expert"}
+    with tracer.start_as_current_span("invoke_agent support", attributes=support):
+        turn_id = {"gen_ai.conversation.id": "c-n"}
+        with tracer.start_as_current_span("chat", attributes={"gen_ai.operation.name": "chat", **turn_id}):
+            pass
+        with (
+            tracer.start_as_current_span("invoke_agent expert", attributes=expert),
+            tracer.start_as_current_span("chat", attributes={"gen_ai.operation.name": "chat"}),
+        ):
+            pass
+    runs = rec.runs()
+    nested = [r for r in runs if r.parent_span_id is not None]
+    assert nested and {r.conversation_id for r in runs} == {"c-n"}

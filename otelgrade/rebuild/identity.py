@@ -28,12 +28,39 @@ CONVERSATION_ID_ATTRIBUTES: tuple[str, ...] = (
     "langsmith.metadata.conversation_id",
 )
 CONVERSATION_END = "otelgrade.conversation.end"
+_WANTED = frozenset((*CONVERSATION_ID_ATTRIBUTES, CONVERSATION_END))
 
 
-def conversation_of(tree: Tree, root: str, id_attributes: Sequence[str] = ()) -> tuple[str | None, bool]:
-    """The run's conversation id (None when nothing names one) and whether the run ends the conversation."""
+def marks(tree: Tree, id_attributes: Sequence[str] = ()) -> tuple[bool, bool]:
+    """One pass over the trace: whether any span (or resource) names a conversation at all, and whether any
+    carries the end marker (else a run's search stops at the first id it finds)."""
+    wanted = _wanted(id_attributes)
+    named = ended = False
+    resources: dict[int, Mapping[str, Any]] = {}  # spans of one request share their resource
+    for span in tree.spans.values():
+        attributes = span.attributes
+        if not wanted.isdisjoint(attributes):
+            named = True
+            ended = ended or CONVERSATION_END in attributes
+        resources[id(span.resource)] = span.resource
+    for resource in resources.values():
+        if not wanted.isdisjoint(resource):
+            named = True
+            ended = ended or CONVERSATION_END in resource
+    return named, ended
+
+
+def _wanted(id_attributes: Sequence[str]) -> frozenset[str]:
+    return _WANTED if not id_attributes else frozenset((*id_attributes, *_WANTED))
+
+
+def conversation_of(
+    tree: Tree, root: str, id_attributes: Sequence[str] = (), marked: bool = True
+) -> tuple[str | None, bool]:
+    """The run's conversation id (None when nothing names one) and whether the run ends the conversation
+    (`marked`: whether the trace holds an end marker at all)."""
     keys = (*id_attributes, *CONVERSATION_ID_ATTRIBUTES) if id_attributes else CONVERSATION_ID_ATTRIBUTES
-    wanted = frozenset((*keys, CONVERSATION_END))
+    wanted = _wanted(id_attributes)
     found: str | None = None
     ended = False
     for attributes in _places(tree, root):
@@ -42,7 +69,7 @@ def conversation_of(tree: Tree, root: str, id_attributes: Sequence[str] = ()) ->
         if found is None:
             found = _first(attributes, keys)
         ended = ended or _true(attributes.get(CONVERSATION_END))
-        if found is not None and ended:
+        if found is not None and (ended or not marked):
             break
     return found, ended
 

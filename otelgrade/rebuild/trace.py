@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
-from otelgrade.rebuild.identity import conversation_of
+from otelgrade.rebuild.identity import conversation_of, marks
 from otelgrade.rebuild.requests import requests
 from otelgrade.rebuild.runs import Notes, build, find_runs
 from otelgrade.rebuild.tree import Tree
@@ -41,8 +41,23 @@ def rebuild_trace(
                 regions[caller].append(run.root.span_id)
     built = {run.root.span_id: build(tree, classified, run, regions[run.root.span_id], notes) for run in runs}
     found = requests(tree, classified, runs, built, regions, notes)
-    for trajectory in found:
-        trajectory.conversation_id, trajectory.ends_conversation = conversation_of(
-            tree, trajectory.span_id, id_attributes
-        )
+    _name_conversations(tree, found, id_attributes)
     return sorted(found, key=lambda t: (t.start_time or "", tree.order.get(t.span_id, -1)))
+
+
+def _name_conversations(tree: Tree, runs: list[Trajectory], id_attributes: Sequence[str]) -> None:
+    """Each request run's conversation id and end marker; a nested run shares its request's."""
+    named, marked = marks(tree, id_attributes)
+    if not named:  # most traces: nothing to look for
+        return
+    by_span = {run.span_id: run for run in runs}
+    for run in runs:
+        if run.parent_span_id is None:
+            run.conversation_id, run.ends_conversation = conversation_of(tree, run.span_id, id_attributes, marked)
+    for run in runs:
+        request, seen = run, set()
+        while request.parent_span_id is not None and request.parent_span_id in by_span and request.span_id not in seen:
+            seen.add(request.span_id)
+            request = by_span[request.parent_span_id]
+        if request is not run:
+            run.conversation_id = request.conversation_id
