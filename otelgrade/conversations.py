@@ -1,7 +1,9 @@
 """Conversations: the runs that share a conversation id, merged into one trajectory once the conversation is complete.
 
 `merge` makes the `Conversation` a `level: conversation` suite grades. `Conversations` holds the open ones live:
-each turn's trajectory as JSON bytes (never spans), one deadline heap for all of them. A conversation completes
+each turn's trajectory as JSON bytes (never spans), one deadline heap for all of them (one entry per open
+conversation, moved on when it had newer runs). Each turn counts its JSON plus what holding it costs
+(`TURN_OVERHEAD`, and `CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes
 `settle` after its last run, at once on a run carrying the end marker, or when the caps (count, bytes) need its
 room (`evicted`: graded as it stands). A completed conversation is kept `keep_completed` so a later run re-opens it
 with its earlier turns; it is then graded again, as the next revision of its grades.
@@ -27,6 +29,11 @@ log = logging.getLogger(__name__)
 Completion = Literal["settled", "ended", "evicted", "shutdown"]
 JOURNAL_SLACK = 16 * 1024**2  # bytes a journal may hold beyond twice what is held before it is rewritten
 COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown")
+# What holding costs beyond the turns' JSON, measured as RSS (bench/conversations.py; CPython 3.11, 64-bit): a turn's
+# key (two id strings in a tuple), its dict slot and its bytes object; a conversation's record, turn dict, its
+# entry in the open/completed order and its deadline.
+TURN_OVERHEAD = 350
+CONVERSATION_OVERHEAD = 520
 
 
 def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Conversation:
@@ -109,7 +116,7 @@ class Held:
 
     conversation_id: str
     turns: dict[tuple[str, str], bytes] = field(default_factory=dict)
-    nbytes: int = 0
+    nbytes: int = CONVERSATION_OVERHEAD  # what it holds, bookkeeping included
     last_run: float = 0.0  # when its latest run arrived (the clock of `Conversations`)
     completed_at: float | None = None  # None while open
     reopened: int = 0  # how often a run came after it was complete
@@ -118,7 +125,8 @@ class Held:
         """Hold a turn (its trajectory's JSON) under its (trace id, span id); the change in bytes held."""
         before = self.turns.get(key)
         self.turns[key] = body
-        change = len(body) - (len(before) if before is not None else 0)  # a turn graded again replaces itself
+        # a turn graded again replaces itself
+        change = len(body) - len(before) if before is not None else len(body) + TURN_OVERHEAD
         self.nbytes += change
         return change
 
@@ -219,7 +227,10 @@ class Conversations:
         now = self.clock()
         for record in journal.read():
             cid = str(record["c"])
-            held = self.open.pop(cid, None) or self.completed.pop(cid, None) or Held(cid)
+            held = self.open.pop(cid, None) or self.completed.pop(cid, None)
+            if held is None:
+                held = Held(cid)
+                self.nbytes += held.nbytes
             if record.get("forget"):
                 self.nbytes -= held.nbytes
                 continue
@@ -236,7 +247,7 @@ class Conversations:
             held.last_run = now
             self.open[cid] = held
         for cid in self.open:
-            heapq.heappush(self._deadlines, (now + self.settings.settle, cid))
+            self._push_deadline(now + self.settings.settle, cid)
         self.journal = journal
         journal.rewrite([*self.completed.values(), *self.open.values()])
         return len(self)
@@ -252,6 +263,7 @@ class Conversations:
             return []
         now = self.clock()
         held = self.open.pop(cid, None)
+        was_open = held is not None
         reopened = False
         if held is None:
             held = self.completed.pop(cid, None)
@@ -262,6 +274,7 @@ class Conversations:
                 self.reopened_total += 1
             else:
                 held = Held(cid)
+                self.nbytes += held.nbytes
         self.open[cid] = held
         body = run.model_dump_json().encode()
         self.nbytes += held.put((run.trace_id, run.span_id), body)
@@ -271,8 +284,8 @@ class Conversations:
         done: list[Completed] = []
         if run.ends_conversation:
             done.append(self._complete(held, "ended", reopened or held.reopened > 0))
-        else:
-            heapq.heappush(self._deadlines, (now + self.settings.settle, cid))
+        elif not was_open:  # an open one has its entry already: `due` moves it on to its latest run
+            self._push_deadline(now + self.settings.settle, cid)
         done.extend(self._make_room())
         return done
 
@@ -283,8 +296,12 @@ class Conversations:
         while self._deadlines and self._deadlines[0][0] <= now:
             _, cid = heapq.heappop(self._deadlines)
             held = self.open.get(cid)
-            if held is not None and held.last_run + self.settings.settle <= now:
+            if held is None:
+                continue  # completed before its deadline (an end marker, the caps)
+            if held.last_run + self.settings.settle <= now:
                 done.append(self._complete(held, "settled", held.reopened > 0))
+            else:
+                heapq.heappush(self._deadlines, (held.last_run + self.settings.settle, cid))
         keep = self.settings.keep_completed
         while self.completed:
             cid, held = next(iter(self.completed.items()))
@@ -292,6 +309,15 @@ class Conversations:
                 break
             self._forget(cid)
         return done
+
+    def _push_deadline(self, deadline: float, cid: str) -> None:
+        """One entry per open conversation, plus those of conversations completed before their deadline: when these
+        outnumber the open ones, the heap is built again from the open ones (so it is bounded by the caps)."""
+        heapq.heappush(self._deadlines, (deadline, cid))
+        if len(self._deadlines) > 2 * len(self.open) + 1024:
+            settle = self.settings.settle
+            self._deadlines = [(held.last_run + settle, c) for c, held in self.open.items()]
+            heapq.heapify(self._deadlines)
 
     def next_deadline(self) -> float | None:
         """When the next open conversation may settle (None: none open)."""

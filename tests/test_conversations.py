@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otelgrade.cli import main
 from otelgrade.config import parse_config
-from otelgrade.conversations import Conversations, Journal, merge
+from otelgrade.conversations import CONVERSATION_OVERHEAD, TURN_OVERHEAD, Conversations, Journal, merge
 from otelgrade.decode import decode_traces
 from otelgrade.errors import ConfigError
 from otelgrade.graders import grader_specs
@@ -242,6 +242,25 @@ def test_held_conversations_stay_within_their_byte_cap() -> None:
     grading, _ = grading_for([SHORT], clock, settle=3600, max_bytes=cap)
     evicted = [g for run in runs for g in grading.hold_turn(run)]
     assert grading.conversations.nbytes <= cap and len(evicted) == 20 - len(grading.conversations.open)
+
+
+def test_what_holding_costs_is_counted_and_the_deadlines_stay_as_many_as_the_open_conversations() -> None:
+    """A long conversation keeps one settle deadline, not one per turn; conversations the caps grade early leave
+    theirs behind only for a while; the bytes counted against `max_bytes` include what holding a turn and a
+    conversation costs beyond the turn's JSON (measured in bench/conversations.py)."""
+    clock = Clock()
+    holder = Conversations(ConversationSettings(settle=60, max_conversations=10), clock)
+    template = Trajectory(trace_id="t", span_id="s", input="hello")
+    for n in range(3000):
+        holder.add(template.model_copy(update={"trace_id": f"t{n}", "conversation_id": "long"}))
+    assert len(holder._deadlines) == 1  # the heap is what grew with every turn
+    json_bytes = sum(len(body) for body in holder.open["long"].turns.values())
+    assert holder.nbytes == json_bytes + 3000 * TURN_OVERHEAD + CONVERSATION_OVERHEAD
+    for n in range(5000):  # short conversations, most graded early to stay within max_conversations
+        holder.add(template.model_copy(update={"trace_id": f"u{n}", "conversation_id": f"c{n}"}))
+    assert len(holder.open) == 10 and len(holder._deadlines) <= 2 * 10 + 1024
+    clock.now += 61
+    assert len(holder.due()) == 10 and not holder.open
 
 
 def test_a_run_that_names_no_conversation_is_counted_not_graded() -> None:
