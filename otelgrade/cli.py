@@ -19,9 +19,10 @@ from otelgrade.errors import ConfigError, InputError
 from otelgrade.graders.names import collecting as deprecated_spellings
 from otelgrade.metrics import Metrics
 from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.identity import CONVERSATION_ID_ATTRIBUTES
 from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.results import Grade
-from otelgrade.trajectory import Trajectory
+from otelgrade.trajectory import Conversation, Trajectory
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 FAILING = ("fail", "error")
@@ -348,6 +349,15 @@ def _nothing_matched(config: Config, trajectories: list[Trajectory]) -> str:
     services = Counter(t.service_name or "(none)" for t in trajectories)
     agents = Counter(t.agent_name or "(none)" for t in trajectories)
     suites = "".join(f"\n    {s.name}: {json.dumps(s.match, ensure_ascii=False)}" for s in config.suites)
+    whole = [s.name for s in config.suites if s.level == "conversation"]
+    if whole and len(whole) == len(config.suites) and not any(t.conversation_id for t in trajectories):
+        return (
+            f"the suites grade whole conversations ({', '.join(whole)}), but none of the {len(trajectories)} run(s) "
+            "names a conversation, so nothing was graded\n"
+            f"  a run's conversation id is read from {', '.join(CONVERSATION_ID_ATTRIBUTES[:3])}, ... (README, Whole "
+            "conversations) on its spans, their ancestors or the resource\n"
+            f"  name the attribute your application sets in `conversations.id_attributes` in {config.source}"
+        )
     return (
         f"no suite matched any of the {len(trajectories)} run(s), so nothing was graded\n"
         f"  the runs have\n    service.name: {seen(services)}\n    agent_name: {seen(agents)}\n"
@@ -378,10 +388,16 @@ def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO, faile
         grades = [g for g in all_grades if g.outcome in FAILING] if failed_only else all_grades
         if failed_only and not grades:
             continue
-        out.write(
-            f"run {trajectory.trace_id}/{trajectory.span_id}  agent={trajectory.agent_name or '-'}  "
-            f"status={trajectory.status}\n"
-        )
+        if isinstance(trajectory, Conversation):
+            out.write(
+                f"conversation {trajectory.conversation_id}  {trajectory.turns} turn(s), the last "
+                f"{trajectory.trace_id}/{trajectory.span_id}  agent={trajectory.agent_name or '-'}\n"
+            )
+        else:
+            out.write(
+                f"run {trajectory.trace_id}/{trajectory.span_id}  agent={trajectory.agent_name or '-'}  "
+                f"status={trajectory.status}\n"
+            )
         if not grades:
             out.write("    (no suite matched this run)\n")
         width = max((len(f"{g.suite}/{g.grader}") for g in grades), default=0)
@@ -403,7 +419,9 @@ def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO, faile
     all_grades = [g for _, gs in runs for g in gs]
     failed = sum(g.outcome == "fail" for g in all_grades)
     errored = sum(g.outcome == "error" for g in all_grades)
-    out.write(f"\n{len(runs)} run(s), {len(all_grades)} grade(s): {failed} failed, {errored} error(s)\n")
+    whole = sum(isinstance(t, Conversation) for t, _ in runs)
+    counted = f"{len(runs) - whole} run(s)" + (f", {whole} conversation(s)" if whole else "")
+    out.write(f"\n{counted}, {len(all_grades)} grade(s): {failed} failed, {errored} error(s)\n")
 
 
 def _wrapped(prefix: str, text: str, columns: int) -> str:

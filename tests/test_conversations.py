@@ -486,3 +486,22 @@ def test_an_agent_nested_in_a_turn_is_part_of_the_turns_conversation() -> None:
     runs = rec.runs()
     nested = [r for r in runs if r.parent_span_id is not None]
     assert nested and {r.conversation_id for r in runs} == {"c-n"}
+
+
+def test_grade_reports_each_conversation_with_its_turns_and_says_when_no_run_names_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rec = Recorder()
+    three_turns(rec, "c-9")
+    (tmp_path / "turns.pb").write_bytes(rec.take())
+    config = tmp_path / "otelgrade.yaml"
+    config.write_text(json.dumps({"suites": [{"name": "whole", "level": "conversation", "graders": [SAFE]}]}))
+    assert main(["grade", "--config", str(config), str(tmp_path / "turns.pb")]) == 1
+    report = capsys.readouterr().out
+    assert "conversation c-9  3 turn(s)" in report and "FAIL  whole/safe" in report
+    assert "3 run(s), 1 conversation(s), 1 grade(s): 1 failed" in report
+    turn(rec.tracer, [], "hello", "Hi!")  # names no conversation
+    (tmp_path / "anonymous.pb").write_bytes(rec.take())
+    assert main(["grade", "--config", str(config), str(tmp_path / "anonymous.pb")]) == 2
+    problem = capsys.readouterr().err
+    assert "none of the 1 run(s) names a conversation" in problem and "conversations.id_attributes" in problem
