@@ -136,6 +136,7 @@ class Grading:
         settings = conversations if conversations is not None else ConversationSettings()
         self.conversations = Conversations(settings, clock)  # held live; fed only while a suite grades conversations
         self.turn_router: Callable[[Trajectory], None] | None = None  # with replicas: where turns go to meet
+        self._conversations_lock = threading.Lock()  # the holder is changed under it; conversations graded outside
         self._alert_policies: set[tuple[str, str, AlertPolicy]] = set()  # exported: (suite, grader, policy)
         self.install(suites)
 
@@ -229,9 +230,9 @@ class Grading:
         if self.turn_router is not None and not routed:
             self.turn_router(run)
             return []
-        held = self.conversations
-        reopened = held.completed.get(run.conversation_id) is not None
-        done = held.add(run)
+        with self._conversations_lock:
+            reopened = run.conversation_id in self.conversations.completed
+            done = self.conversations.add(run)
         if reopened:
             self.metrics.conversations_reopened.inc()
         return self._grade_completed(done)
@@ -252,14 +253,18 @@ class Grading:
     def settle_conversations(self) -> list[Grade]:
         """Grade the conversations whose last run is `conversations.settle` old (the server calls it on its
         grading thread when `next_conversation_deadline` has passed)."""
-        return self._grade_completed(self.conversations.due())
+        with self._conversations_lock:
+            done = self.conversations.due()
+        return self._grade_completed(done)
 
     def next_conversation_deadline(self) -> float | None:
         return self.conversations.next_deadline()
 
     def finish_conversations(self) -> list[Grade]:
         """Grade every open conversation as it stands (shutdown, or the end of offline input)."""
-        return self._grade_completed(self.conversations.drain())
+        with self._conversations_lock:
+            done = self.conversations.drain()
+        return self._grade_completed(done)
 
     def _grade_completed(self, done: Sequence[Completed]) -> list[Grade]:
         m = self.metrics
