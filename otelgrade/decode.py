@@ -20,6 +20,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.receivers.base import Encoding, Signal
+from otelgrade.registry import Registry
 from otelgrade.spans import CONVERSATION_TURN_EVENT, Event, LogEvent, ReceivedSpan, any_value, attributes
 
 _ZERO_TRACE = bytes(16)
@@ -450,9 +451,10 @@ def spans_from_request(request: Any) -> DecodedTraces:
     return out
 
 
-# Agent frameworks whose own event logger carries the run's content as log records without a GenAI event
-# name: records of these scopes are kept under the given event name (the rebuild reads their bodies).
-EVENT_LOGGERS = {"autogen_core.events": "autogen.event"}
+EVENT_LOGGERS: Registry[str] = Registry("event logger scope", key="event_loggers", known="scopes")
+"""Agent frameworks whose own event logger carries the run's content as log records without a GenAI event name:
+records of these scopes are kept under the given event name (the rebuild reads their bodies). Each dialect declares
+its own (`Dialect.event_loggers`); the dialects package registers them here."""
 
 
 def log_events_from_request(request: Any) -> DecodedLogs:
@@ -463,7 +465,8 @@ def log_events_from_request(request: Any) -> DecodedLogs:
     for resource_logs in request.resource_logs:
         resource = attributes(resource_logs.resource.attributes)
         for scope_logs in resource_logs.scope_logs:
-            scope_event = EVENT_LOGGERS.get(scope_logs.scope.name, "")
+            scope_name = scope_logs.scope.name
+            scope_event = EVENT_LOGGERS.get(scope_name) if scope_name in EVENT_LOGGERS else ""
             for record in scope_logs.log_records:
                 out.received += 1
                 attrs = attributes(record.attributes)

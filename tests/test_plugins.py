@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.common.v1 import common_pb2
+from opentelemetry.proto.logs.v1 import logs_pb2
 
 from otelgrade.assemble import Assembler
+from otelgrade.decode import decode_logs
 from otelgrade.errors import ConfigError
 from otelgrade.graders import build_grader, grader, grader_specs, grader_type, list_graders
 from otelgrade.graders.base import GRADER_TYPES
@@ -23,6 +27,7 @@ from otelgrade.graders.extractors import EXTRACTORS, check_extractor, extract, e
 from otelgrade.graders.specs import NATIVE_FILES, NATIVE_SHAPES, native_file, native_shape
 from otelgrade.ingest import Ingest
 from otelgrade.metrics import Metrics
+from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import DIALECT_NAMES, DIALECTS
 from otelgrade.receivers import receiver_type, receiver_types
@@ -151,6 +156,42 @@ def test_every_dialect_reads_an_empty_span_without_raising(dialect: Dialect) -> 
     assert dialect.read(empty) is None or dialect.name == "genai"
     named = Span("0" * 32, "1" * 16, None, "chat", 3, 0, 1, 0, "", dict.fromkeys(dialect.marks, ""), [], {})
     dialect.read(named)  # its marks with empty values: facts or None, never an exception
+
+
+@pytest.mark.parametrize("dialect", [d for d in DIALECTS if d.event_loggers], ids=lambda d: d.name)
+def test_a_dialects_event_logger_records_are_kept_by_decode_and_others_dropped(dialect: Dialect) -> None:
+    """A quirk declared on the dialect's record alone reaches decode: its framework's event-logger records
+    (no GenAI event name) are kept under its event name; the same record from another scope is dropped."""
+    for scope, event in dialect.event_loggers.items():
+        kept = decode_logs(logs_request(scope))
+        assert [e.event.name for e in kept.events] == [event]
+        other = decode_logs(logs_request("some.other.logger"))
+        assert not other.events and other.dropped == {"not_genai": 1}
+
+
+def logs_request(scope: str) -> bytes:
+    record = logs_pb2.LogRecord(trace_id=b"\x01" * 16, span_id=b"\x02" * 8)
+    record.body.string_value = "{}"
+    scoped = logs_pb2.ScopeLogs(scope=common_pb2.InstrumentationScope(name=scope), log_records=[record])
+    request = logs_service_pb2.ExportLogsServiceRequest(resource_logs=[logs_pb2.ResourceLogs(scope_logs=[scoped])])
+    return request.SerializeToString()
+
+
+def genai_span(n: str, parent: str | None, operation: str, **names: str) -> Span:
+    attrs = {"gen_ai.operation.name": operation, **{f"gen_ai.{k.replace('_', '.')}": v for k, v in names.items()}}
+    return Span("0" * 32, n * 16, parent and parent * 16, f"{operation} {n}", 1, int(n), 9, 0, "", attrs, [], {})
+
+
+def test_a_dialects_answer_tool_is_not_a_tool_call_of_the_run() -> None:
+    """pydantic-ai's output tool, declared on its record, delivers the answer: it is no tool call of the run."""
+    (answer_tool,) = next(d for d in DIALECTS if d.name == "pydantic-ai").answer_tools
+    spans = [
+        genai_span("1", None, "invoke_agent", agent_name="booker"),
+        genai_span("2", "1", "execute_tool", tool_name=answer_tool),
+        genai_span("3", "1", "execute_tool", tool_name="book_flight"),
+    ]
+    (run,) = rebuild(spans)
+    assert [c.name for c in run.tool_calls] == ["book_flight"]
 
 
 def test_dialects_are_asked_by_priority_and_named_once() -> None:

@@ -1,13 +1,15 @@
-"""The `Dialect` record: everything the rebuild knows about one instrumentation convention.
+"""The `Dialect` record: everything otelgrade knows about one instrumentation convention, quirks included.
 
 Each module of `dialects/` declares one as `DIALECT`; the package collects them by priority and indexes
-them by their marks, so a span is matched to its candidate dialects in one pass over its attribute keys.
+them by their marks, so a span is matched to its candidate dialects in one pass over its attribute keys, and
+hands their quirks to the steps that need them (decode keeps their event loggers' records; the tool-call match
+leaves out their answer tools). A new convention is that one file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from otelgrade.rebuild.facts import Facts
 from otelgrade.spans import Span
@@ -25,3 +27,8 @@ class Dialect:
     blobs: frozenset[str] = frozenset()  # attributes holding whole conversations or schemas
     blob_prefixes: tuple[str, ...] = ()  # the same, for flattened attributes
     agent_name_keys: tuple[str, ...] = ()  # attributes that name the agent on any span of a run
+    # tools that deliver the run's answer rather than act (not tool calls of the agent)
+    answer_tools: frozenset[str] = frozenset()
+    # the framework's own event logger: scope name -> the event name its log records are kept under (they carry
+    # the run's content without a GenAI event name; decode drops other such records)
+    event_loggers: Mapping[str, str] = field(default_factory=dict)

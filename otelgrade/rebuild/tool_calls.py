@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from otelgrade.rebuild.dialects import ANSWER_TOOLS
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
 from otelgrade.rebuild.messages import failed_results, parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.span_readers import duration_s
@@ -21,8 +22,6 @@ from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import Span
 from otelgrade.trajectory import ToolCall
 
-# Tools that deliver the agent's answer rather than act (smolagents' `final_answer`, pydantic-ai's output tool).
-ANSWER_TOOLS = frozenset({"final_answer", "final_result"})
 _WORDS = re.compile(r"[a-z0-9]+")
 _PLACEHOLDER_IDS = frozenset({"", "none", "null", "undefined", "<not specified>"})
 _Call = TypeVar("_Call", RequestedCall, ToolFacts)

@@ -35,9 +35,9 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span as SpanMessage
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 from pydantic import ByteSize, Field
 
-from otelgrade.decode import EVENT_LOGGERS
 from otelgrade.judges.sampling import is_sampled
 from otelgrade.metrics import Metrics
+from otelgrade.rebuild.dialects import EVENT_LOGGERS
 from otelgrade.results import Grade
 from otelgrade.settings import Bytes, Duration
 from otelgrade.sinks import Sink, SinkSettings, sink_type

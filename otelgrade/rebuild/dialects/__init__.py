@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
+from otelgrade.decode import EVENT_LOGGERS
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts
 from otelgrade.registry import Registry
@@ -25,6 +26,11 @@ for _module in pkgutil.iter_modules(__path__):
     DIALECT_NAMES.add(_dialect.name, _dialect)
 DIALECTS: tuple[Dialect, ...] = tuple(sorted(DIALECT_NAMES.values(), key=lambda d: d.priority))
 """The built-in dialects in the order they are asked (priority)."""
+for _dialect in DIALECTS:
+    for _scope, _event in _dialect.event_loggers.items():
+        EVENT_LOGGERS.add(_scope, _event)
+ANSWER_TOOLS: frozenset[str] = frozenset().union(*(d.answer_tools for d in DIALECTS))
+"""Tools that deliver a run's answer rather than act, in any convention."""
 
 
 def _marked_by(dialects: Sequence[Dialect]) -> dict[str, int]:
@@ -74,3 +80,6 @@ def classify(span: Span, extra: Sequence[Dialect] = ()) -> Classified | None:
         if facts is not None:
             return Classified(dialect.name, facts)
     return None
+
+
+__all__ = ["ANSWER_TOOLS", "DIALECTS", "DIALECT_NAMES", "EVENT_LOGGERS", "Classified", "candidates", "classify"]

@@ -62,5 +62,10 @@ def _call(record: dict[str, Any]) -> LLMFacts:
 
 
 DIALECT = Dialect(
-    name="autogen", priority=80, marks=frozenset({"gen_ai.system"}), read=read, agent_name_keys=("gen_ai.agent.name",)
+    name="autogen",
+    priority=80,
+    marks=frozenset({"gen_ai.system"}),
+    read=read,
+    agent_name_keys=("gen_ai.agent.name",),
+    event_loggers={"autogen_core.events": "autogen.event"},
 )

@@ -313,4 +313,5 @@ DIALECT = Dialect(
     blobs=frozenset({"input.value", "output.value"}),
     blob_prefixes=("llm.input_messages.", "llm.output_messages."),
     agent_name_keys=("agent.name",),
+    answer_tools=frozenset({"final_answer"}),  # smolagents'
 )

@@ -91,4 +91,5 @@ DIALECT = Dialect(
         {"pydantic_ai.all_messages", "all_messages_events", "events", "model_request_parameters", "logfire.json_schema"}
     ),
     agent_name_keys=("agent_name",),
+    answer_tools=frozenset({"final_result"}),  # its output tool
 )
