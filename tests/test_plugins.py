@@ -1,7 +1,8 @@
 """Every registered plugin of every kind keeps its kind's contract, and every kind refuses a name given twice.
 
-Each kind's table below gives the smallest configuration of the plugins that need one; a new plugin that needs
-settings and has no row here fails `test_every_*_has_a_minimal_config`, naming itself.
+A grader type is built from the example the grader reference shows (`graders.reference.EXAMPLES`); the other
+kinds' tables below give the smallest configuration of the plugins that need one, and a new sink without a row
+fails `test_every_sink_has_minimal_settings`.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from opentelemetry.proto.logs.v1 import logs_pb2
 from otelgrade.assemble import Assembler
 from otelgrade.decode import decode_logs
 from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader, grader, grader_specs, grader_type, list_graders
+from otelgrade.graders import grader, grader_specs, grader_type, list_graders
 from otelgrade.graders.base import GRADER_TYPES
 from otelgrade.graders.custom import GRADING_FUNCTIONS, Sample, custom_grader
 from otelgrade.graders.extractors import EXTRACTORS, check_extractor, extract, extractor
+from otelgrade.graders.reference import example
 from otelgrade.graders.specs import NATIVE_FILES, NATIVE_SHAPES, native_file, native_shape
 from otelgrade.ingest import Ingest
 from otelgrade.metrics import Metrics
@@ -66,41 +68,6 @@ RUN = Trajectory(
 )
 
 PASS = {"type": "no_loops"}
-GRADER_PARAMS: dict[str, dict[str, Any]] = {
-    "agent_judge": {"prompt": "Was the flight booked?"},
-    "rubric": {"prompt": "Was the flight booked?"},
-    "all_of": {"graders": [PASS]},
-    "any_of": {"graders": [PASS]},
-    "not": {"grader": PASS},
-    "threshold": {"grader": PASS, "min_score": 0.5},
-    "per_turn": {"turns": [[PASS]]},
-    "max_turns": {"max": 5},
-    "arguments_contain": {"text": "OSL"},
-    "arguments_match": {"pattern": "OSL"},
-    "arguments_schema": {"schema": {"type": "object"}},
-    "context_growth": {"max_ratio": 4.0},
-    "cost_budget": {"max": 1.0},
-    "duration": {"max": 60},
-    "token_budget": {"max_total": 1000},
-    "letta.tool": {"function": "exact_match"},
-    "potato.json_schema_match": {"schema": {"type": "object"}},
-    "potato.regex_match": {"pattern": "ABC"},
-    "potato.tool_use": {"expected_tool": "book_flight"},
-    "vally.error-count": {"max": 1},
-    "vally.max-repeat": {"max": 3},
-    "vally.token-budget": {"max": 1000},
-    "vally.tool-call-count": {"max": 3},
-    "vally.turn-count": {"max": 3},
-    "vally.wall-time": {"max": 60},
-    "vally.output-contains": {"substring": "Booked"},
-    "vally.output-not-contains": {"substring": "sorry"},
-    "vally.transcript-contains": {"substring": "Oslo"},
-    "vally.transcript-not-contains": {"substring": "sorry"},
-    "vally.output-matches": {"pattern": "ABC"},
-    "vally.output-not-matches": {"pattern": "sorry"},
-    "vally.skill-invocation": {"required": ["book_flight"]},
-    "vally.tool-calls": {"required": ["book_flight"]},
-}
 EXTRACTOR_CONFIGS: dict[str, dict[str, Any]] = {
     "pattern": {"pattern": "ABC\\d+"},
     "tool_arguments": {"tool_name": "book_flight"},
@@ -122,26 +89,16 @@ def grader_types() -> list[str]:
 
 
 @pytest.mark.parametrize("type_name", grader_types())
-def test_every_grader_type_builds_from_its_minimal_config_and_grades_a_run(type_name: str) -> None:
-    """Built as a suite builds it, in the first scope it grades in (judges off: they say `skipped`)."""
-    block = {"type": type_name, "scope": grader_type(type_name).scopes[0], **GRADER_PARAMS.get(type_name, {})}
-    (spec,) = grader_specs(block, "case")
+def test_every_grader_type_builds_from_its_reference_example_and_grades_a_run(type_name: str, tmp_path: Path) -> None:
+    """Built from the example docs/graders.md shows (`graders.reference`), as a suite builds it, in the first scope
+    it grades in (judges off: they say `skipped`); it grades a plain run without raising."""
+    (tmp_path / "helpful.txt").write_text("Was the answer helpful? {submission}")
+    block = {"scope": grader_type(type_name).scopes[0], **example(type_name)}
+    (spec,) = grader_specs(block, "case", base_dir=tmp_path)
     for _call, verdict in spec.scoped().verdicts(RUN):
         result = verdict.result(timeout=5) if isinstance(verdict, Future) else verdict
         assert not result.rationale.startswith("grader raised"), result.rationale  # grade_safely caught it
         assert result.outcome in ("pass", "fail", "skipped", "error")
-
-
-def test_every_grader_type_that_needs_parameters_has_a_minimal_config() -> None:
-    missing = []
-    for type_name in grader_types():
-        if type_name in GRADER_PARAMS:
-            continue
-        try:
-            build_grader(type_name, {})
-        except ConfigError as exc:
-            missing.append(f"{type_name}: {exc}")
-    assert not missing, "add a row to GRADER_PARAMS for:\n" + "\n".join(missing)
 
 
 def test_every_alias_names_the_same_grader_type_as_its_canonical_name() -> None:
