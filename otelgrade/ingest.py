@@ -24,7 +24,7 @@ from typing import TypeVar
 from otelgrade.assemble import Assembler
 from otelgrade.decode import DecodedLogs, DecodedTraces, DecodeError, decode_logs, decode_traces
 from otelgrade.metrics import Metrics
-from otelgrade.receivers import Encoding, ExportResult, InvalidRequest, Overloaded, Signal
+from otelgrade.receivers import Encoding, ExportResult, InvalidRequest, Overloaded, Signal, receiver_types
 from otelgrade.spans import LogEvent, ReceivedSpan
 from otelgrade.spool import Record, Spool
 
@@ -69,7 +69,7 @@ class Ingest:
         self.spool = spool
         self.on_turns: Callable[[list[str]], None] | None = None  # turn records, for the conversations' holder
         self._receiving = 0
-        for protocol in ("grpc", "http"):  # export the series at 0 so rate() and absent() work from the start
+        for protocol in receiver_types():  # each receiver's series at 0, so rate() and absent() work from the start
             metrics.spans_received.labels(protocol)
             metrics.log_records_received.labels(protocol)
 

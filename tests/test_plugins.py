@@ -183,6 +183,8 @@ def test_every_receiver_is_named_starts_on_a_free_port_and_stops(name: str) -> N
         return port
 
     assert asyncio.run(start_and_stop()) > 0
+    for family in ("otelgrade_spans_received_total", "otelgrade_log_records_received_total"):
+        assert metrics.registry.get_sample_value(family, {"protocol": name}) == 0  # its series, from the start
 
 
 @pytest.mark.parametrize("name", EXTRACTORS.names())
