@@ -260,14 +260,27 @@ def proc_status_kb(pid: int, field: str) -> int | None:
     return None
 
 
-def cpu_seconds(pid: int) -> float | None:
-    """User + system CPU time of a process and all its threads so far (/proc/<pid>/stat), None where unavailable."""
+def children(pid: int) -> list[int]:
+    """The child processes of a process (a `serve`'s grading workers), from /proc."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
     except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return []
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time so far of a process, its threads and its child processes (/proc/<pid>/stat), None
+    where unavailable. A child that exits meanwhile takes its time with it."""
+    total = None
+    for each in (pid, *children(pid)):
+        try:
+            with open(f"/proc/{each}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total = (total or 0.0) + (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 # --- sending ----------------------------------------------------------------------------------
@@ -319,10 +332,11 @@ class Result:
     floor_spans_per_s: float | None
     ratio: float | None
     cpu_us_per_span: float | None  # the server's CPU time (all threads) from the first byte to the last run graded
-    peak_rss_mb: float | None
+    peak_rss_mb: float | None  # of the service's (receiving) process
     peak_spans_in_flight: float | None
     grading_delay_p50_s: float | None  # interpolated within the histogram's buckets
     grading_delay_p99_s: float | None
+    worker_rss_mb: float | None = None  # the largest peak RSS of its grading workers, with several
 
 
 def _paced(
@@ -384,15 +398,17 @@ def run_load(
             if total(now, "otelgrade_runs_graded_total") - graded_before >= runs:
                 done = time.perf_counter() - t0
                 break
-            # A scrape costs the server a few ms of CPU (process metrics read /proc): every 50 ms keeps the
-            # observer's share small while placing the end within 50 ms of a run of several seconds.
-            time.sleep(0.05)
+            # A scrape costs the server a few ms of CPU (process metrics read /proc): every 50 ms places the end
+            # within 50 ms of a run of several seconds; past 2 s of waiting, every 250 ms keeps the observer's share
+            # of the server's CPU small (at every 50 ms, a minute's wait was 40% of it).
+            time.sleep(0.05 if time.perf_counter() - t0 - sent < 2.0 else 0.25)
         else:
             raise TimeoutError(f"the server graded fewer than {runs} runs within {timeout:.0f}s")
     cpu_after = cpu_seconds(server_pid) if server_pid else None
     floor_rate = decode_floor(bodies) if floor else None
     elapsed = done if done is not None else sent
     peak = proc_status_kb(server_pid, "VmHWM") if server_pid else None
+    worker_peaks = [p for w in children(server_pid) if (p := proc_status_kb(w, "VmHWM"))] if server_pid else []
     delay = "otelgrade_grading_delay_seconds"
     return Result(
         protocol=protocol + ("+gzip" if gzipped else ""),
@@ -406,6 +422,7 @@ def run_load(
         ratio=(n_spans / done / floor_rate) if done and floor_rate else None,
         cpu_us_per_span=(cpu_after - cpu_before) / n_spans * 1e6 if cpu_before is not None and cpu_after else None,
         peak_rss_mb=peak / 1024 if peak else None,
+        worker_rss_mb=max(worker_peaks) / 1024 if worker_peaks else None,
         peak_spans_in_flight=peak_in_flight if metrics_url else None,
         grading_delay_p50_s=histogram_quantile(before, now, delay, 0.5) if now else None,
         grading_delay_p99_s=histogram_quantile(before, now, delay, 0.99) if now else None,

@@ -30,7 +30,7 @@ class Load:
 
     name: str
     requests: list[ts.ExportTraceServiceRequest]
-    runs_per_copy: int  # agent runs one copy carries (what `otelgrade_runs_graded_total` grows by)
+    runs_per_copy: int  # requests one copy carries (what `otelgrade_runs_graded_total` grows by)
     copies: int = 1
 
     @property
@@ -74,7 +74,8 @@ def agent_mix(traces: int, spans_per_trace: int, batch_traces: int) -> Load:
 
 
 def captured(copies: int) -> Load:
-    """Every captured trace request of the fixtures, merged in arrival order; its runs counted by the rebuild."""
+    """Every captured trace request of the fixtures, merged in arrival order; its requests (the runs a suite
+    without `match` grades: nested agents' runs are not counted) found by the rebuild."""
     files = sorted(
         p
         for folder in ("traces", "frameworks")
@@ -94,4 +95,5 @@ def captured(copies: int) -> Load:
     if held:
         requests.append(current)
     spans = [s for r in requests for s in decode_traces(r.SerializeToString()).spans]
-    return Load("captured", requests, len(rebuild(spans)), copies)
+    requests_made = sum(run.parent_span_id is None for run in rebuild(spans))
+    return Load("captured", requests, requests_made, copies)

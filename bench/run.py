@@ -1,7 +1,8 @@
 """The otelgrade benchmark: starts `otelgrade serve` on free ports, loads it, prints one table.
 
 For each load (the synthetic agent mix; the captured fixture traces replayed with fresh trace ids) and each
-protocol (OTLP/gRPC, OTLP/HTTP), one server with code graders only and `assembly.settle` 0.2 s takes
+protocol (OTLP/gRPC, OTLP/HTTP), one server with code graders only, `assembly.settle` 0.2 s and
+`idle_timeout` 1 s (captured traces without a root span close on it) takes
 `--repeat` rounds of:
   saturation  every request sent as fast as it is taken: end-to-end spans/s (first byte sent to last run
               graded), the decode+walk floor on the same bytes in this process, their ratio, the server's
@@ -10,10 +11,13 @@ protocol (OTLP/gRPC, OTLP/HTTP), one server with code graders only and `assembly
               the grading delay p50/p99 (from the server's histogram, interpolated within buckets).
 Then, per load, a server with a long settle holds every span of `--repeat` successive batches: RSS growth
 per held span, beyond the span's payload (its share of the request bytes).
+With `--workers 1,2` every load and protocol is measured once per number of grading workers (`OTELGRADE_WORKERS`),
+side by side: CPU per span counts the receiving process and its workers, RSS is the receiving process's and the
+largest worker's peak, and a line per load says how end-to-end spans/s scales with the workers.
 Every figure is printed as the median (min-max) of the rounds. `--judge S` adds the agent mix over gRPC
 with a rubric judge at `sample: 1.0` that answers after S seconds: what a slow judge costs ingest.
 
-usage: python -m bench.run [--repeat 3] [--agent-copies 10] [--captured-copies 10] [--judge 2] [--json]
+usage: python -m bench.run [--repeat 3] [--workers 1,2] [--agent-copies 10] [--captured-copies 10] [--judge 2] [--json]
 """
 
 from __future__ import annotations
@@ -86,7 +90,7 @@ def server_config(ports: dict[str, int], settle: str, judge_url: str | None = No
     config: dict[str, Any] = {
         "receivers": {"grpc": f"127.0.0.1:{ports['grpc']}", "http": f"127.0.0.1:{ports['http']}"},
         "metrics": {"endpoint": f"127.0.0.1:{ports['metrics']}"},
-        "assembly": {"settle": settle, **assembly},
+        "assembly": {"settle": settle, "idle_timeout": IDLE_TIMEOUT, **assembly},
         "suites": [{"name": "bench", "graders": graders}],
     }
     if judge_url:
@@ -96,12 +100,17 @@ def server_config(ports: dict[str, int], settle: str, judge_url: str | None = No
 
 
 @contextlib.contextmanager
-def serve(workdir: Path, name: str, config: dict[str, Any], timeout: float = 30.0) -> Iterator[Server]:
-    """Start `otelgrade serve` with `config`, wait for /readyz, and SIGTERM it (waiting for exit) afterwards."""
+def serve(
+    workdir: Path, name: str, config: dict[str, Any], timeout: float = 30.0, workers: int | None = None
+) -> Iterator[Server]:
+    """Start `otelgrade serve` with `config` (and `workers` grading workers; None: as the environment says), wait
+    for /readyz, and SIGTERM it (waiting for exit) afterwards."""
     path = workdir / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config))
     log = workdir / f"{name}.log"
     env = {**os.environ, "BENCH_JUDGE_KEY": "bench", "OTELGRADE_LOG_LEVEL": "WARNING"}
+    if workers is not None:
+        env["OTELGRADE_WORKERS"] = str(workers)
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "otelgrade", "serve", "--config", str(path)],
@@ -145,6 +154,8 @@ def _ports() -> dict[str, int]:
 
 
 SETTLE = "0.2s"
+# Some captured traces have no root span (the capture holds part of a trace): they close after this much quiet.
+IDLE_TIMEOUT = "1s"
 
 
 @dataclass
@@ -153,6 +164,7 @@ class Row:
 
     load: str
     protocol: str
+    workers: int | None = None  # grading workers; None: as the environment says
     saturation: list[loadgen.Result] = field(default_factory=list)
     half_rate: list[loadgen.Result] = field(default_factory=list)
 
@@ -251,31 +263,35 @@ def table(rows: Sequence[Row], memory: Sequence[Memory], judged: Row | None = No
     head = (
         "load",
         "protocol",
+        "workers",
         "spans",
         "e2e spans/s",
         "floor spans/s",
         "ratio",
         "server CPU µs/span",
-        "peak RSS MB",
+        "peak RSS MB (worker)",
         "delay p50 ms",
         "delay p99 ms",
     )
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in [*rows, *([judged] if judged else [])]:
         sat, half = row.saturation, row.half_rate
+        worker_rss = [r.worker_rss_mb for r in sat if r.worker_rss_mb]
         cells = (
             row.load,
             row.protocol,
+            "-" if row.workers is None else str(row.workers),
             f"{sat[0].spans:,}",
             _spread([r.spans_per_s for r in sat]),
             _spread([r.floor_spans_per_s for r in sat]),
             _spread([r.ratio for r in sat], ".2f"),
             _spread([r.cpu_us_per_span for r in sat], ".1f"),
-            _spread([max(r.peak_rss_mb or 0 for r in sat)]),
+            _spread([max(r.peak_rss_mb or 0 for r in sat)]) + (f" ({max(worker_rss):,.0f})" if worker_rss else ""),
             _spread([r.grading_delay_p50_s for r in half], ".0f", 1000),
             _spread([r.grading_delay_p99_s for r in half], ".0f", 1000),
         )
         lines.append("| " + " | ".join(cells) + " |")
+    lines += _scaling(rows)
     if memory:
         lines += ["", "| load | spans held | RSS bytes per held span | payload bytes per span | beyond payload |"]
         lines.append("|---|---|---|---|---|")
@@ -292,6 +308,18 @@ def table(rows: Sequence[Row], memory: Sequence[Memory], judged: Row | None = No
     return "\n".join(lines)
 
 
+def _scaling(rows: Sequence[Row]) -> list[str]:
+    """Per load and protocol measured with several numbers of workers: end-to-end spans/s against one worker."""
+    lines = []
+    for one in (r for r in rows if r.workers == 1):
+        for more in (r for r in rows if (r.load, r.protocol) == (one.load, one.protocol) and (r.workers or 0) > 1):
+            base = statistics.median(r.spans_per_s or 0.0 for r in one.saturation)
+            rate = statistics.median(r.spans_per_s or 0.0 for r in more.saturation)
+            if base:
+                lines.append(f"{one.load} over {one.protocol}: {more.workers} workers {rate / base:.2f}x one worker")
+    return ["", *lines] if lines else []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--agent-traces", type=int, default=1000, help="agent-mix runs per copy")
@@ -302,6 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--loads", default="agent,captured")
     p.add_argument("--protocols", default="grpc,http")
     p.add_argument("--concurrency", type=int, default=8)
+    p.add_argument("--workers", help="grading workers to measure, side by side (e.g. 1,2); default: the environment's")
     p.add_argument("--repeat", type=int, default=3, help="rounds per server (and memory batches per load)")
     p.add_argument("--half-seconds", type=float, default=3.0, help="how long each half-rate load lasts")
     p.add_argument("--no-memory", action="store_true", help="skip the held-span memory measurement")
@@ -322,7 +351,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         workdir = Path(tmp)
         for load in loads:
             for protocol in args.protocols.split(","):
-                rows.append(_rounds(workdir, load, protocol, args))
+                for workers in [int(w) for w in args.workers.split(",")] if args.workers else [None]:
+                    rows.append(_rounds(workdir, load, protocol, args, workers=workers))
             if not args.no_memory:
                 memory.append(measure_memory(workdir, load, args.repeat))
         if args.judge is not None and loads and loads[0].name == "agent mix":
@@ -342,10 +372,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _rounds(workdir: Path, load: Load, protocol: str, args: argparse.Namespace, judge_url: str | None = None) -> Row:
-    row = Row(load.name, protocol)
-    name = f"{load.name.replace(' ', '-')}-{protocol}"
-    with serve(workdir, name, server_config(_ports(), SETTLE, judge_url=judge_url)) as server:
+def _rounds(
+    workdir: Path,
+    load: Load,
+    protocol: str,
+    args: argparse.Namespace,
+    judge_url: str | None = None,
+    workers: int | None = None,
+) -> Row:
+    row = Row(load.name, protocol, workers)
+    name = f"{load.name.replace(' ', '-')}-{protocol}-{workers or 'env'}"
+    with serve(workdir, name, server_config(_ports(), SETTLE, judge_url=judge_url), workers=workers) as server:
         for _ in range(args.repeat):
             saturated, half = measure(server, load, protocol, args)
             row.saturation.append(saturated)

@@ -41,7 +41,7 @@ class Admin:
         config: Config,
         metrics: Metrics,
         runs: RunStore,
-        unmatched: Callable[[], UnmatchedRuns],
+        unmatched: Callable[[], UnmatchedRuns] | None,
         ready: Callable[[], bool],
     ) -> None:
         self.config, self.metrics, self.runs, self.unmatched, self.ready = config, metrics, runs, unmatched, ready

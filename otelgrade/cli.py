@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "serve":
-            from otelgrade.server import run
+            from otelgrade.workers import run
 
             return run(args.config)
         if args.command == "check-config":

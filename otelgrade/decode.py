@@ -70,6 +70,15 @@ def decode_logs(body: bytes, encoding: Encoding = "protobuf") -> DecodedLogs:
     return result
 
 
+def protobuf_request(body: bytes, encoding: Encoding, signal: Signal) -> tuple[bytes, int, list[str]]:
+    """The request as protobuf bytes (an OTLP JSON request parsed, with what could not be kept left out), the
+    items left out, and the warnings; raises `DecodeError`."""
+    if encoding == "protobuf":
+        return body, 0, []
+    parsed = _parse(body, encoding, signal)
+    return parsed.request.SerializeToString(), parsed.malformed, parsed.warnings
+
+
 def sniff_signal(body: bytes, encoding: Encoding) -> Signal:
     """Tell a traces request from a logs request (for files whose name does not say)."""
     if encoding == "json":

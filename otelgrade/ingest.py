@@ -43,35 +43,13 @@ def _describe(rejected: dict[str, int], noun: str) -> str:
     return f"{total} {noun} rejected ({reasons})"
 
 
-class Ingest:
-    """Turns request bodies into assembler input (the receivers' `Ingest`). Call it from the event loop's thread."""
+class Receiving:
+    """The bytes of request bodies being received at once, bounded by `max_bytes_receiving`."""
 
-    def __init__(
-        self,
-        assembler: Assembler,
-        metrics: Metrics,
-        max_request_bytes: int,
-        clock: Callable[[], float] = time.monotonic,
-        decode_executor: Executor | None = None,
-        busy: Callable[[], bool] = lambda: False,
-        max_bytes_receiving: int = 256 * 1024 * 1024,
-        spool: Spool | None = None,
-        body_read_timeout: float = 30.0,
-    ) -> None:
-        self.assembler = assembler
+    def __init__(self, metrics: Metrics, max_bytes_receiving: int) -> None:
         self.metrics = metrics
-        self.max_request_bytes = max_request_bytes  # the server changes these two on reload
         self.max_bytes_receiving = max_bytes_receiving
-        self.body_read_timeout = body_read_timeout
-        self.clock = clock
-        self._executor = decode_executor
-        self.busy = busy  # true while the server wants senders to back off
-        self.spool = spool
-        self.on_turns: Callable[[list[str]], None] | None = None  # turn records, for the conversations' holder
         self._receiving = 0
-        for protocol in receiver_types():  # each receiver's series at 0, so rate() and absent() work from the start
-            metrics.spans_received.labels(protocol)
-            metrics.log_records_received.labels(protocol)
 
     def fits(self, nbytes: int) -> bool:
         """Whether `nbytes` more may be received now: within `max_bytes_receiving`, or nothing else is."""
@@ -90,6 +68,35 @@ class Ingest:
         finally:
             self._receiving -= nbytes
             self.metrics.bytes_receiving.set(self._receiving)
+
+
+class Ingest(Receiving):
+    """Turns request bodies into assembler input (the receivers' `Ingest`). Call it from the event loop's thread."""
+
+    def __init__(
+        self,
+        assembler: Assembler,
+        metrics: Metrics,
+        max_request_bytes: int,
+        clock: Callable[[], float] = time.monotonic,
+        decode_executor: Executor | None = None,
+        busy: Callable[[], bool] = lambda: False,
+        max_bytes_receiving: int = 256 * 1024 * 1024,
+        spool: Spool | None = None,
+        body_read_timeout: float = 30.0,
+    ) -> None:
+        super().__init__(metrics, max_bytes_receiving)  # the server changes max_bytes_receiving on reload
+        self.assembler = assembler
+        self.max_request_bytes = max_request_bytes  # and this
+        self.body_read_timeout = body_read_timeout
+        self.clock = clock
+        self._executor = decode_executor
+        self.busy = busy  # true while the server wants senders to back off
+        self.spool = spool
+        self.on_turns: Callable[[list[str]], None] | None = None  # turn records, for the conversations' holder
+        for protocol in receiver_types():  # each receiver's series at 0, so rate() and absent() work from the start
+            metrics.spans_received.labels(protocol)
+            metrics.log_records_received.labels(protocol)
 
     async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> ExportResult:
         """Decode and keep one request (on disk first, with a spool); raises `InvalidRequest` if the payload as

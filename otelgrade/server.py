@@ -90,9 +90,16 @@ def _setup_logging() -> None:
 
 
 class Server:
-    def __init__(self, config: Config, config_path: str | None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        config: Config,
+        config_path: str | None,
+        clock: Callable[[], float] = time.monotonic,
+        runs: RunStore | None = None,
+    ) -> None:
         self.config = config
         self.config_path = config_path
+        self.extra_receivers: list[Callable[[Ingest], Receiver]] = []  # started beside the configured ones
         self.clock = clock
         self.metrics = Metrics(label_limit=config.metrics.label_limit)
         with contextlib.suppress(ValueError):  # platforms without /proc
@@ -119,7 +126,7 @@ class Server:
         )
         self._pending: set[asyncio.Future[Any]] = set()
         self.reloader = Reloader(config_path, self.metrics, clock)
-        self.runs = RunStore(config.ui.keep)  # the grades page's runs
+        self.runs = runs if runs is not None else RunStore(config.ui.keep)  # the grades page's runs
         self.run_log = RunLog(config.ui, clock)
         self.pipeline = Pipeline(
             config,
@@ -290,6 +297,10 @@ class Server:
             started.append(receiver)
             tls = "TLS" if access.tls else "plaintext"
             log.info("OTLP/%s listening on %s (port %d, %s)", name, address, port, tls)
+        for make in self.extra_receivers:
+            receiver = make(self.ingest)
+            await receiver.start()
+            started.append(receiver)
         return started
 
     # --- the loop's periodic work ------------------------------------------------------------

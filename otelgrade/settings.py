@@ -6,6 +6,7 @@ Plugins (receivers, sinks, grader types) keep their own settings beside their co
 
 from __future__ import annotations
 
+import os
 import re
 import ssl
 from pathlib import Path
@@ -404,6 +405,26 @@ class ServerSettings(Strict):
     # From SIGTERM: runs already complete are always code-graded; judge answers still outstanding after this
     # are recorded as `error` (reason `shutdown`).
     shutdown_timeout: Duration = Field(30.0, ge=0)
+    # Grading processes, each owning the traces whose id hashes to it; the receiving process routes spans to
+    # them. 1 (the default): a single process. `auto`: one per core available. `OTELGRADE_WORKERS` overrides.
+    workers: int | Literal["auto"] = 1
+
+    @field_validator("workers")
+    @classmethod
+    def _worker_range(cls, workers: int | str) -> int | str:
+        if isinstance(workers, int) and not 1 <= workers <= 256:
+            raise ValueError(f"workers is a number from 1 to 256, or auto (one per core), not {workers}")
+        return workers
+
+    def worker_count(self) -> int:
+        """How many grading workers to run: `OTELGRADE_WORKERS`, else `workers` (`auto`: the cores available)."""
+        given = os.environ.get(WORKERS_ENV, "").strip()
+        if given and given != "auto" and (not given.isdigit() or not 1 <= int(given) <= 256):
+            raise ValueError(f"{WORKERS_ENV}={given!r}: write a whole number of workers from 1 to 256, or auto")
+        workers = given or self.workers
+        if workers == "auto":
+            return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        return int(workers)
 
 
 class ConversationSettings(Strict):
@@ -428,3 +449,6 @@ class ConversationSettings(Strict):
         if url is not None and not url.startswith(("http://", "https://")):
             raise ValueError(f"route_turns is the router's OTLP/HTTP address, such as http://router:4318, not {url!r}")
         return url
+
+
+WORKERS_ENV = "OTELGRADE_WORKERS"

@@ -120,9 +120,12 @@ def attributes(key_values: Any) -> dict[str, Any]:
     out = {}
     for kv in key_values:
         value = kv.value
+        # Most attribute values are non-empty strings: read them without asking which kind the value is.
+        if text := value.string_value:
+            out[kv.key] = text
+            continue
         kind = value.WhichOneof("value")
-        # Most attribute values are strings: read them without a function call.
-        out[kv.key] = value.string_value if kind == "string_value" else _CONVERT[kind](value) if kind else None
+        out[kv.key] = text if kind == "string_value" else _CONVERT[kind](value) if kind else None
     return out
 
 

@@ -15,7 +15,7 @@ import pytest
 STEPS: list[tuple[str, ...]] = [
     ("registry",),
     ("receivers",),
-    ("decode",),
+    ("decode", "shard"),
     ("assemble", "ingest", "spool"),
     ("rebuild",),
     ("route",),
@@ -27,6 +27,7 @@ STEPS: list[tuple[str, ...]] = [
     ("config",),
     ("pipeline",),
     ("offline", "server", "backfill", "compare", "admin", "reload", "backpressure"),
+    ("workers",),
     ("cli", "__main__"),
 ]
 LEAVES = ("settings", "errors", "results", "spans", "trajectory", "metrics", "patterns")

@@ -154,9 +154,12 @@ class RunStore:
             with self._lock:
                 self._conversation(trajectory.conversation_id or "").turns = turns
             return
-        held = slim(trajectory)
+        self.hold(slim(trajectory))
+
+    def hold(self, held: Trajectory) -> None:
+        """Hold a run already cut to what the page keeps (`slim`)."""
         with self._lock:
-            self._run((trajectory.trace_id, trajectory.span_id)).trajectory = held
+            self._run((held.trace_id, held.span_id)).trajectory = held
 
     def write(self, grades: Sequence[Grade]) -> None:
         with self._lock:
@@ -269,12 +272,23 @@ def slim(trajectory: Trajectory) -> Trajectory:
         "ground_truth": room.cut(t.ground_truth),
         "attributes": {k: room.cut(v) for k, v in t.attributes.items()},
         "messages": [room.cut(m) for m in messages],
-        "tool_calls": [
-            c.model_copy(update={"arguments": room.cut(c.arguments), "result": room.cut(c.result)}) for c in tools
+        "tool_calls": [_cut_call(c, room) for c in tools],
+        "llm_calls": [
+            c.model_copy(update={"input_messages": [], "output_messages": []})
+            if c.input_messages or c.output_messages
+            else c
+            for c in calls
         ],
-        "llm_calls": [c.model_copy(update={"input_messages": [], "output_messages": []}) for c in calls],
     }
     return trajectory.model_copy(update=update)
+
+
+def _cut_call(call: ToolCall, room: _Room) -> ToolCall:
+    """The tool call with its arguments and result cut; the same call when nothing was cut."""
+    arguments, result = room.cut(call.arguments), room.cut(call.result)
+    if arguments == call.arguments and result == call.result:
+        return call
+    return call.model_copy(update={"arguments": arguments, "result": result})
 
 
 T = TypeVar("T")

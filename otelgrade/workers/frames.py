@@ -1,0 +1,67 @@
+"""The pipe between the receiving process and one grading worker: frames of a kind byte and a payload, each
+preceded by its length. Requests go down as the bytes that arrived (or the part of them the worker owns);
+answers, metrics, and the runs and grades the grades page shows come back up."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+from otelgrade.receivers.base import Encoding, ExportResult, Signal
+
+HEADER = struct.Struct("!IB")  # payload length, kind
+
+# Receiving process -> worker.
+EXPORT = 1  # a request to keep: EXPORT_HEAD, the protocol's name, the body
+SCRAPE = 2  # the worker's metrics, please: request id
+# Worker -> receiving process.
+RESULT = 11  # a request's answer: RESULT_HEAD, the message
+METRICS = 12  # request id, the worker's metrics in the OpenMetrics text format
+RUN = 13  # a run about to be graded, as the grades page keeps it (trajectory JSON)
+GRADES = 14  # a batch of grades (a JSON list of grade records)
+READY = 15  # replay done, requests are taken
+BUSY = 16  # one byte: 1 while the worker wants senders to back off, 0 once it does not
+CONVERSATION = 17  # a conversation about to be graded (its trajectory JSON, turns included)
+
+EXPORT_HEAD = struct.Struct("!IBBB")  # request id, signal, encoding, length of the protocol's name
+RESULT_HEAD = struct.Struct("!IBI")  # request id, status, items rejected
+ID = struct.Struct("!I")
+OK, INVALID, OVERLOADED = 0, 1, 2  # RESULT statuses
+SIGNALS: tuple[Signal, Signal] = ("traces", "logs")
+ENCODINGS: tuple[Encoding, Encoding] = ("protobuf", "json")
+
+
+def frame(kind: int, *parts: bytes) -> bytes:
+    payload = b"".join(parts)
+    return HEADER.pack(len(payload), kind) + payload
+
+
+async def read_frame(reader: asyncio.StreamReader) -> tuple[int, bytes] | None:
+    """The next frame's (kind, payload); None once the other side has closed the pipe."""
+    try:
+        length, kind = HEADER.unpack(await reader.readexactly(HEADER.size))
+        return kind, await reader.readexactly(length)
+    except asyncio.IncompleteReadError:
+        return None
+
+
+def export_frame(request_id: int, signal: Signal, encoding: Encoding, protocol: str, body: bytes) -> bytes:
+    name = protocol.encode()
+    head = EXPORT_HEAD.pack(request_id, SIGNALS.index(signal), ENCODINGS.index(encoding), len(name))
+    return frame(EXPORT, head, name, body)
+
+
+def read_export(payload: bytes) -> tuple[int, Signal, Encoding, str, bytes]:
+    request_id, signal, encoding, name_length = EXPORT_HEAD.unpack_from(payload)
+    start = EXPORT_HEAD.size + name_length
+    protocol = payload[EXPORT_HEAD.size : start].decode()
+    return request_id, SIGNALS[signal], ENCODINGS[encoding], protocol, payload[start:]
+
+
+def result_frame(request_id: int, status: int, result: ExportResult) -> bytes:
+    return frame(RESULT, RESULT_HEAD.pack(request_id, status, result.rejected), result.message.encode())
+
+
+def read_result(payload: bytes) -> tuple[int, int, ExportResult]:
+    request_id, status, rejected = RESULT_HEAD.unpack_from(payload)
+    return request_id, status, ExportResult(rejected, payload[RESULT_HEAD.size :].decode("utf-8", "replace"))

@@ -1,0 +1,213 @@
+"""A grading worker: `otelgrade serve`'s grading process without listeners of its own. Requests come from the
+receiving process over its stdin (only traces whose id hashes to this worker); answers, metrics, and the runs
+and grades for the grades page go back over its stdout. Everything else (assembly, the spool in a folder of
+its own, grading, sinks, reload when the config file changes, bounded shutdown) is the single process's."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import orjson
+from prometheus_client.openmetrics.exposition import generate_latest
+
+from otelgrade.admin import pages_url
+from otelgrade.config import Config, load_config
+from otelgrade.receivers import ExportResult, InvalidRequest, Overloaded
+from otelgrade.receivers.base import Ingest
+from otelgrade.results import Grade
+from otelgrade.server import Server, _setup_logging
+from otelgrade.settings import ReceiverSettings
+from otelgrade.trajectory import Conversation, Trajectory
+from otelgrade.ui import RunStore
+from otelgrade.ui.store import slim
+from otelgrade.workers import frames
+
+log = logging.getLogger("otelgrade.worker")
+
+BUSY_CHECK_SECONDS = 0.05  # how often the worker tells the receiving process whether it wants senders to wait
+
+
+def for_worker(config: Config, index: int, count: int) -> Config:
+    """The config as worker `index` of `count` runs it: no listeners (the receiving process has them), a spool
+    folder of its own (`worker-<index>` in `spool_dir`; worker 0 uses `spool_dir` itself), and its share of the
+    memory limits."""
+    receivers = ReceiverSettings.model_validate(
+        {
+            **{name: None for name in config.receiver_addresses()},
+            "max_request_bytes": config.receivers.max_request_bytes,
+            "body_read_timeout": config.receivers.body_read_timeout,
+        }
+    )
+    durability = config.durability
+    if durability.spool_dir and index:  # worker 0 keeps the folder, and so replays what one process spooled there
+        durability = durability.model_copy(update={"spool_dir": str(Path(durability.spool_dir) / f"worker-{index}")})
+    limits = config.limits.model_copy(update={"max_bytes_held": max(1, config.limits.max_bytes_held // count)})
+    assembly = config.assembly.model_copy(update={"max_traces": max(1, config.assembly.max_traces // count)})
+    ui = config.ui  # links (webhooks, alerts) name the receiving process's grades page, not a worker's
+    if not ui.external_url and (page := pages_url(config)):
+        ui = ui.model_copy(update={"external_url": page})
+    return dataclasses.replace(
+        config,
+        ui=ui,
+        receivers=receivers,
+        metrics=config.metrics.model_copy(update={"endpoint": None, "tls": None, "auth": None}),
+        durability=durability,
+        limits=limits,
+        assembly=assembly,
+    )
+
+
+class Uplink:
+    """Frames to the receiving process, from any thread: written by the event loop, in order."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, transport: asyncio.WriteTransport) -> None:
+        self._loop = loop
+        self.transport = transport
+
+    def send(self, data: bytes) -> None:
+        if self._loop.is_closed():
+            return
+        self._loop.call_soon_threadsafe(self._write, data)
+
+    def _write(self, data: bytes) -> None:
+        if not self.transport.is_closing():
+            self.transport.write(data)
+
+    async def drain(self) -> None:
+        """Wait until what was sent is written (the grades of the last runs, at shutdown)."""
+        await asyncio.sleep(0)
+        while self.transport.get_write_buffer_size() and not self.transport.is_closing():
+            await asyncio.sleep(0.01)
+
+
+class RunFeed(RunStore):
+    """The grades page's store in a worker: each run and grade goes to the receiving process, whose page shows
+    them; the worker keeps none."""
+
+    def __init__(self, uplink: Uplink) -> None:
+        super().__init__(1)
+        self.uplink = uplink
+
+    def add_run(self, trajectory: Trajectory) -> None:
+        if isinstance(trajectory, Conversation):  # the page lists its turns
+            self.uplink.send(frames.frame(frames.CONVERSATION, trajectory.model_dump_json().encode()))
+        else:
+            self.uplink.send(frames.frame(frames.RUN, slim(trajectory).model_dump_json().encode()))
+
+    def write(self, grades: Sequence[Grade]) -> None:
+        if grades:
+            self.uplink.send(frames.frame(frames.GRADES, orjson.dumps([g.to_dict() for g in grades])))
+
+
+class PipeReceiver:
+    """The worker's one receiver: export requests from the receiving process, read from a pipe."""
+
+    def __init__(self, ingest: Ingest, server: Server, reader: asyncio.StreamReader, uplink: Uplink) -> None:
+        self.ingest = ingest
+        self.server = server
+        self.reader = reader
+        self.uplink = uplink
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._reading: asyncio.Task[None] | None = None
+        self._busy: asyncio.Task[None] | None = None
+
+    async def start(self) -> int:
+        self._reading = asyncio.create_task(self._read())
+        self._busy = asyncio.create_task(self._report_busy())
+        self.uplink.send(frames.frame(frames.READY))
+        return 0
+
+    async def stop(self) -> None:
+        for task in (self._reading, self._busy):
+            if task is not None:
+                task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=5.0)
+
+    async def _read(self) -> None:
+        while (got := await frames.read_frame(self.reader)) is not None:
+            kind, payload = got
+            if kind == frames.EXPORT:
+                task = asyncio.create_task(self._export(payload))
+                self._tasks.add(task)
+                task.add_done_callback(self._tasks.discard)
+            elif kind == frames.SCRAPE:
+                text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
+                self.uplink.send(frames.frame(frames.METRICS, payload[: frames.ID.size], text))
+        log.info("the receiving process closed the pipe: stopping")
+        os.kill(os.getpid(), signal.SIGTERM)  # the server's own graceful, bounded shutdown
+
+    async def _export(self, payload: bytes) -> None:
+        request_id, signal_, encoding, protocol, body = frames.read_export(payload)
+        status, result = frames.OK, ExportResult()
+        try:
+            result = await self.ingest.export(signal_, body, encoding, protocol)
+        except InvalidRequest as exc:
+            status, result = frames.INVALID, ExportResult(0, str(exc))
+        except Overloaded as exc:
+            status, result = frames.OVERLOADED, ExportResult(0, str(exc))
+        except Exception as exc:  # answered, so the sender retries rather than waits
+            log.exception("keeping a request failed")
+            status, result = frames.OVERLOADED, ExportResult(0, f"the grading worker failed: {exc}")
+        self.uplink.send(frames.result_frame(request_id, status, result))
+
+    async def _report_busy(self) -> None:
+        was = False
+        while True:
+            busy = self.ingest.busy()
+            if busy != was:
+                was = busy
+                self.uplink.send(frames.frame(frames.BUSY, b"\1" if busy else b"\0"))
+            await asyncio.sleep(BUSY_CHECK_SECONDS)
+
+
+async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd_out: int) -> int:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**31)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd_in, "rb", buffering=0))
+    transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd_out, "wb", buffering=0))
+    uplink = Uplink(loop, transport)
+
+    def load(path: str | Path | None = None) -> Config:
+        return for_worker(load_config(path), index, count)
+
+    server = Server(load(config_path), config_path, runs=RunFeed(uplink))
+    server.reloader.load = load
+    make: Callable[[Ingest], PipeReceiver] = lambda ingest: PipeReceiver(ingest, server, reader, uplink)  # noqa: E731
+    server.extra_receivers.append(make)
+    code = await server.serve()
+    await uplink.drain()
+    transport.close()
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m otelgrade.workers.worker CONFIG|- INDEX COUNT`, started by the receiving process."""
+    path, index, count = argv if argv is not None else sys.argv[1:]
+    _setup_logging()
+    for handler in logging.getLogger().handlers:  # which worker said it
+        handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s %(name)s [worker {index}]: %(message)s"))
+    # The frames get stdin and stdout to themselves: anything else printed goes to stderr, with the logs.
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    os.dup2(2, 1)
+    with open(os.devnull, "rb") as devnull:
+        os.dup2(devnull.fileno(), 0)
+    with contextlib.suppress(AttributeError, OSError):
+        # Linux: die with the receiving process when it is killed, as one process would (its spool replays what
+        # was held); a receiving process that stops normally has stopped its workers first.
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    return asyncio.run(_serve(None if path == "-" else path, int(index), int(count), fd_in, fd_out))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

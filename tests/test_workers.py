@@ -1,0 +1,96 @@
+"""`otelgrade serve` with two grading workers, as a user runs it: the SDK's exporters send to the one service,
+every run is graded once, /metrics and the grades page show every worker's runs, and a worker that dies is
+started again and grades what its spool held."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
+
+from otelgrade.settings import WORKERS_ENV
+from tests.conftest import ServeProcess
+from tests.test_durability import make_runs, send, wait_until
+
+Serve = Callable[..., ServeProcess]
+TWO = {"server": {"workers": 2}}
+
+
+def workers_of(server: ServeProcess) -> list[int]:
+    """The pids of the service's grading workers (its child processes)."""
+    pid = server.process.pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [int(c) for c in children]
+
+
+def page(server: ServeProcess, path: str) -> str:
+    with urllib.request.urlopen(f"{server.metrics_url}{path}", timeout=10) as response:
+        return str(response.read().decode())
+
+
+def test_two_workers_grade_every_run_once_and_report_as_one_service(serve: Serve, tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    server = serve({**TWO, "durability": {"spool_dir": str(spool)}})
+    assert len(workers_of(server)) == 2
+    http = HttpSpanExporter(endpoint=f"{server.http_url}/v1/traces", timeout=5)
+    grpc = GrpcSpanExporter(endpoint=server.grpc_address, insecure=True, timeout=5)
+    acknowledged: list[str] = []
+    send(http, make_runs(30), acknowledged)
+    send(grpc, make_runs(30), acknowledged)
+    assert len(acknowledged) == 60
+    wait_until(lambda: len(server.grades()) == 60, 20, "60 runs graded")
+    assert collections.Counter(g["trace_id"] for g in server.grades()) == collections.Counter(acknowledged)
+    assert server.metric("otelgrade_runs_graded_total") == 60
+    assert server.metric("otelgrade_spans_received_total", {"protocol": "http"}) == 60
+    assert server.metric("otelgrade_spans_received_total", {"protocol": "grpc"}) == 60
+    assert server.metric("otelgrade_grades_total", {"outcome": "pass"}) == 60
+    # Both workers graded some: each marked the traces it owns in its own spool.
+    assert (spool / "graded.log").stat().st_size and (spool / "worker-1" / "graded.log").stat().st_size
+    shown = json.loads(page(server, "/api/grades?limit=100"))
+    assert {g["trace_id"] for g in shown["grades"]} == set(acknowledged)
+    assert acknowledged[0] in page(server, f"/runs/{acknowledged[0]}")
+    assert server.stop() == 0
+
+
+def test_a_worker_killed_is_started_again_and_grades_what_its_spool_held(serve: Serve, tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    server = serve({**TWO, "durability": {"spool_dir": str(spool)}, "assembly": {"settle": "3s"}})
+    http = HttpSpanExporter(endpoint=f"{server.http_url}/v1/traces", timeout=5)
+    acknowledged: list[str] = []
+    send(http, make_runs(40), acknowledged)  # waiting to settle in both workers
+    killed = workers_of(server)[1]
+    os.kill(killed, signal.SIGKILL)
+    wait_until(lambda: len(workers_of(server)) == 2 and killed not in workers_of(server), 20, "worker restarted")
+    assert "grading worker 1 exited with -9; starting it again" in server.log()
+    wait_until(lambda: len(server.grades()) >= 40, 30, "every acknowledged run graded")
+    time.sleep(0.5)
+    assert collections.Counter(g["trace_id"] for g in server.grades()) == collections.Counter(acknowledged)
+    assert server.stop() == 0
+
+
+def test_the_environment_chooses_the_number_of_workers(serve: Serve, tmp_path: Path) -> None:
+    os.environ[WORKERS_ENV] = "1"
+    try:
+        single = serve(TWO)
+    finally:
+        del os.environ[WORKERS_ENV]
+    assert workers_of(single) == []
+    assert single.stop() == 0
+    config = tmp_path / "otelgrade.yaml"
+    config.write_text("suites: []\n")
+    env = {**os.environ, WORKERS_ENV: "two"}
+    done = subprocess.run(
+        [sys.executable, "-m", "otelgrade", "serve", "--config", str(config)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert f"{WORKERS_ENV}='two': write a whole number of workers from 1 to 256, or auto" in done.stderr
