@@ -29,11 +29,11 @@ log = logging.getLogger(__name__)
 Completion = Literal["settled", "ended", "evicted", "shutdown"]
 JOURNAL_SLACK = 16 * 1024**2  # bytes a journal may hold beyond twice what is held before it is rewritten
 COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown")
-# What holding costs beyond the turns' JSON, measured as RSS (bench/conversations.py; CPython 3.11, 64-bit): a turn's
-# key (two id strings in a tuple), its dict slot and its bytes object; a conversation's record, turn dict, its
-# entry in the open/completed order and its deadline.
-TURN_OVERHEAD = 350
-CONVERSATION_OVERHEAD = 520
+# What holding costs beyond the turns' JSON, measured as RSS with 4 kB turns (bench/conversations.py; CPython 3.11,
+# 64-bit): a turn's key (two id strings in a tuple), its dict slot and its bytes object; a conversation's record,
+# its turn dict, its entry in the open/completed order and its deadline.
+TURN_OVERHEAD = 470
+CONVERSATION_OVERHEAD = 560
 
 
 def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Conversation:
