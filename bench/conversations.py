@@ -10,9 +10,10 @@ growth (what the machine pays, Python objects included) against the byte cap, an
 Per-run cost (`--tracking`): the bench's loads (`bench.run`'s agent mix, whose runs name a conversation each, and
 the captured traces) sent to `otelgrade serve` with `bench.run`'s suite alone, then with a `level: conversation`
 suite beside it (the same code graders, `conversations.settle` 1 s). Each round starts a fresh server, sends the
-load over gRPC and waits until every conversation it names has been graded and no run has been graded for 1 s;
-the server's CPU time over the round (all threads, from /proc) is divided by the runs it graded. The machine is
-shared: CPU time, not wall time, is the figure.
+load over gRPC and waits until every conversation it names has been graded and no run has been graded for 1 s
+(the runs-only server: 2 s, so both idle and are scraped about as long); the server's CPU time over the round
+(all threads, from /proc) is divided by the runs it graded. The machine is shared: CPU time, not wall time, is
+the figure.
 
 usage: python -m bench.conversations [--conversations 100000] [--turns 3] [--max-bytes 256MiB,2GiB] [--json]
        python -m bench.conversations --tracking [--repeat 3] [--agent-copies 10] [--captured-copies 10]
@@ -192,7 +193,10 @@ def tracking_rounds(workdir: Path, load: Load, conversations: bool, repeat: int)
             send = loadgen.grpc_sender(server.grpc)
             for body in load.issue():
                 send(body)
-            runs.append(wait_until_graded(server, expected))
+            # the runs-only server waits out a settle too: both are scraped and idle about as long
+            runs.append(
+                wait_until_graded(server, expected, quiet=1.0 + (0.0 if conversations else CONVERSATION_SETTLE))
+            )
             per_run.append(((loadgen.cpu_seconds(server.pid) or 0.0) - cpu_before) / max(1.0, runs[-1]) * 1e6)
     return {
         "load": load.name,
