@@ -22,6 +22,7 @@ GRADES = 14  # a batch of grades (a JSON list of grade records)
 READY = 15  # replay done, requests are taken
 BUSY = 16  # one byte: 1 while the worker wants senders to back off, 0 once it does not
 CONVERSATION = 17  # a conversation about to be graded (its trajectory JSON, turns included)
+UNMATCHED = 18  # what arrived and was not graded since the worker started (`UnmatchedRuns` as JSON), when it changes
 
 EXPORT_HEAD = struct.Struct("!IBBB")  # request id, signal, encoding, length of the protocol's name
 RESULT_HEAD = struct.Struct("!IBI")  # request id, status, items rejected

@@ -12,6 +12,7 @@ also reloads when the config file changes); SIGTERM stops the listeners, then ea
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import logging
@@ -28,6 +29,7 @@ from prometheus_client.openmetrics.exposition import generate_latest
 from otelgrade.admin import Admin
 from otelgrade.config import Config, load_config
 from otelgrade.decode import DecodeError, protobuf_request
+from otelgrade.grading import UNMATCHED_KINDS, UnmatchedRuns
 from otelgrade.ingest import OFFLOAD_BYTES, Receiving
 from otelgrade.metrics import Metrics
 from otelgrade.receivers import (
@@ -68,6 +70,7 @@ class Worker:
         self.proc: asyncio.subprocess.Process | None = None
         self.ready = asyncio.Event()
         self.busy = False
+        self.unmatched: UnmatchedRuns | None = None  # as the worker last told it
         self.restarts = 0
         self._waiting: dict[int, asyncio.Future[tuple[int, bytes]]] = {}
         self._ids = itertools.count(1)
@@ -134,6 +137,14 @@ class Worker:
                 self.front.runs.add_run(Conversation.model_validate_json(payload))
             elif kind == frames.GRADES:
                 self.front.runs.write([Grade(**g) for g in orjson.loads(payload)])
+            elif kind == frames.UNMATCHED:
+                told = orjson.loads(payload)
+                self.unmatched = UnmatchedRuns(
+                    told["runs"],
+                    tuple(tuple(k) for k in told["kinds"]),
+                    told["traces_without_run"],
+                    tuple(tuple(s) for s in told["suites"]),
+                )
             elif kind == frames.BUSY:
                 self.busy = payload == b"\1"
             elif kind == frames.READY:
@@ -214,6 +225,20 @@ class Front(Receiving):
             raise InvalidRequest(invalid[0])
         messages += [m for m in dict.fromkeys(invalid)]
         return ExportResult(rejected, "; ".join(messages))
+
+    def unmatched(self) -> UnmatchedRuns:
+        """What arrived and was not graded, in every worker (for the grades page)."""
+        told = [w.unmatched for w in self.workers if w.unmatched is not None]
+        kinds: collections.Counter[tuple[str, str, str]] = collections.Counter()
+        for each in told:
+            for service, agent, source, count in each.kinds:
+                kinds[(service, agent, source)] += count
+        return UnmatchedRuns(
+            sum(each.runs for each in told),
+            tuple((*kind, count) for kind, count in kinds.most_common(UNMATCHED_KINDS)),
+            sum(each.traces_without_run for each in told),
+            told[0].suites if told else (),
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -330,7 +355,7 @@ class ServiceAdmin(Admin):
     """The admin endpoint of the receiving process: its /metrics merges every worker's (scraped on each request)."""
 
     def __init__(self, front: Front, ready: Callable[[], bool]) -> None:
-        super().__init__(front.config, front.metrics, front.runs, None, ready)
+        super().__init__(front.config, front.metrics, front.runs, front.unmatched, ready)
         self.front = front
 
     async def _metrics_page(self, request: web.Request) -> web.Response:

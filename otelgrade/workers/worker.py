@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import itertools
 import logging
 import os
 import signal
@@ -33,6 +34,7 @@ from otelgrade.workers import frames
 log = logging.getLogger("otelgrade.worker")
 
 BUSY_CHECK_SECONDS = 0.05  # how often the worker tells the receiving process whether it wants senders to wait
+UNMATCHED_EVERY = 10  # busy checks between looks at what arrived and was not graded
 
 
 def for_worker(config: Config, index: int, count: int) -> Config:
@@ -118,6 +120,7 @@ class PipeReceiver:
         self._tasks: set[asyncio.Task[None]] = set()
         self._reading: asyncio.Task[None] | None = None
         self._busy: asyncio.Task[None] | None = None
+        self._told = b""  # what was last said of the runs not graded
 
     async def start(self) -> int:
         self._reading = asyncio.create_task(self._read())
@@ -140,6 +143,7 @@ class PipeReceiver:
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
             elif kind == frames.SCRAPE:
+                self._tell_unmatched()  # first: whoever reads these metrics then sees the page agree
                 text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
                 self.uplink.send(frames.frame(frames.METRICS, payload[: frames.ID.size], text))
         log.info("the receiving process closed the pipe: stopping")
@@ -160,13 +164,24 @@ class PipeReceiver:
         self.uplink.send(frames.result_frame(request_id, status, result))
 
     async def _report_busy(self) -> None:
+        """Tell the receiving process when this worker starts or stops wanting senders to wait, and what arrived
+        here without being graded (for the grades page) when that changes."""
         was = False
+        checks = itertools.count()
         while True:
             busy = self.ingest.busy()
             if busy != was:
                 was = busy
                 self.uplink.send(frames.frame(frames.BUSY, b"\1" if busy else b"\0"))
+            if next(checks) % UNMATCHED_EVERY == 0:
+                self._tell_unmatched()
             await asyncio.sleep(BUSY_CHECK_SECONDS)
+
+    def _tell_unmatched(self) -> None:
+        unmatched = orjson.dumps(dataclasses.asdict(self.server.pipeline.grading.unmatched_runs()))
+        if unmatched != self._told:
+            self._told = unmatched
+            self.uplink.send(frames.frame(frames.UNMATCHED, unmatched))
 
 
 async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd_out: int) -> int:
@@ -194,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     path, index, count = argv if argv is not None else sys.argv[1:]
     _setup_logging()
     for handler in logging.getLogger().handlers:  # which worker said it
-        handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s %(name)s [worker {index}]: %(message)s"))
+        handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s [worker {index}] %(name)s: %(message)s"))
     # The frames get stdin and stdout to themselves: anything else printed goes to stderr, with the logs.
     fd_in, fd_out = os.dup(0), os.dup(1)
     os.dup2(2, 1)
