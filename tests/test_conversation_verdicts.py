@@ -11,15 +11,20 @@ verdicts.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from otelgrade.rebuild import rebuild
 from tests.conftest import ServeProcess
 from tests.replay import exporters, grade_offline, sdk_spans
+from tests.test_rebuild_fixtures import load_folder
 
 CAPTURES = Path(__file__).parent / "fixtures" / "conversations"
 SUITE = CAPTURES / "suite.yaml"
@@ -139,3 +144,41 @@ def test_live_an_end_marker_completes_the_conversation_without_waiting(serve) ->
     server.stop()
     got = revisions(server.grades())
     assert got == {c["conversation_id"]: [c["revisions"][-1]["verdicts"]] for _, c in ended}
+
+
+def with_group_id(folder: Path, out: Path, value: str) -> Path:
+    """A copy of a Logfire capture's request files whose `group_id` attributes all say `value` (what Logfire
+    writes when the application set no group)."""
+    out.mkdir()
+    for path in sorted(folder.glob("*.pb")):
+        request = trace_service_pb2.ExportTraceServiceRequest.FromString(path.read_bytes())
+        for span in (s for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans):
+            for attribute in span.attributes:
+                if attribute.key == "group_id":
+                    attribute.value.string_value = value
+        (out / path.name).write_bytes(request.SerializeToString())
+    return out
+
+
+@pytest.mark.parametrize("unset", ["null", "None", ""])
+def test_a_group_id_that_says_null_names_no_conversation(tmp_path: Path, unset: str) -> None:
+    """The captures' suite asks for `group_id`; Logfire writes `'null'` there when no group is set. Such runs
+    belong to no conversation: each is still a run, and no conversation named "null" gathers them all."""
+    folder = CAPTURES / "logfire-openai-agents" / "later_forbidden"
+    copy = with_group_id(folder, tmp_path / "capture", unset)
+    id_attributes = yaml.safe_load(SUITE.read_text())["conversations"]["id_attributes"]
+    assert "group_id" in id_attributes
+    spans, logs = load_folder(copy)
+    runs = [
+        r
+        for tid in {s.trace_id for s in spans}
+        for r in rebuild([s for s in spans if s.trace_id == tid], logs, id_attributes=id_attributes)
+    ]
+    assert len([r for r in runs if r.parent_span_id is None]) == 3
+    assert {r.conversation_id for r in runs} == {None}
+    if unset == "null":  # as a CI job grades it: three runs, no conversation among them, and it says so
+        command = [sys.executable, "-m", "otelgrade", "grade", "--config", str(SUITE), "--format", "json"]
+        result = subprocess.run([*command, str(copy)], capture_output=True, text=True, timeout=180)
+        assert "none of the 3 run(s) names a conversation" in result.stderr
+        assert result.stdout == ""
+        assert revisions(grade_offline(SUITE, [folder])) != {}  # the same turns with their group form one

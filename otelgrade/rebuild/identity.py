@@ -2,7 +2,9 @@
 
 The id is the first of the names below found on the run's root span, its ancestors (nearest first), the spans
 of its subtree (in tree order), then the resource. The config's `conversations.id_attributes` are asked before
-the built-in names. A run ends its conversation when one of those spans (or the resource) carries
+the built-in names. A value that stands for no value (`null`, `None`, `undefined`, empty: Logfire writes the OpenAI
+Agents SDK's unset `group_id` as `'null'`) names no conversation: the search goes on as if it were absent. A run
+ends its conversation when one of those spans (or the resource) carries
 `otelgrade.conversation.end` set to true: the GenAI conventions define no end signal of their own.
 """
 
@@ -28,6 +30,7 @@ CONVERSATION_ID_ATTRIBUTES: tuple[str, ...] = (
     "langsmith.metadata.conversation_id",
 )
 CONVERSATION_END = "otelgrade.conversation.end"
+NO_VALUE = frozenset(("", "null", "none", "nil", "undefined"))  # as strings, lowercased: an unset value printed
 _WANTED = frozenset((*CONVERSATION_ID_ATTRIBUTES, CONVERSATION_END))
 
 
@@ -90,8 +93,11 @@ def _places(tree: Tree, root: str) -> Iterable[Mapping[str, Any]]:
 def _first(attributes: Mapping[str, Any], keys: Sequence[str]) -> str | None:
     for key in keys:
         value = attributes.get(key)
-        if value is not None and not isinstance(value, dict | list) and str(value).strip():
-            return str(value).strip()
+        if value is None or isinstance(value, dict | list):
+            continue
+        text = str(value).strip()
+        if text.lower() not in NO_VALUE:
+            return text
     return None
 
 
