@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 Completion = Literal["settled", "ended", "evicted", "shutdown"]
 JOURNAL_SLACK = 16 * 1024**2  # bytes a journal may hold beyond twice what is held before it is rewritten
 COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown")
+# Per call of `due`, on the grading thread: conversations merged for grading, and completed ones forgotten (a
+# journal line each). A burst that settles together is spread over the next calls, runs graded in between.
+SETTLE_BATCH = 32
+FORGET_BATCH = 256
 # What holding costs beyond the turns' JSON, measured as RSS with 4 kB turns (bench/conversations.py; CPython 3.11,
 # 64-bit): a turn's key (two id strings in a tuple), its dict slot and its bytes object; a conversation's record,
 # its turn dict, its entry in the open/completed order and its deadline.
@@ -289,11 +293,13 @@ class Conversations:
         done.extend(self._make_room())
         return done
 
-    def due(self) -> list[Completed]:
-        """The open conversations whose last run is `settle` old; completed ones past `keep_completed` forgotten."""
+    def due(self, limit: int = SETTLE_BATCH) -> list[Completed]:
+        """Up to `limit` of the open conversations whose last run is `settle` old, earliest deadline first (the
+        others stay due: `next_deadline` has passed until the calls that follow take them); completed ones past
+        `keep_completed` forgotten, a bounded number per call too."""
         now = self.clock()
         done: list[Completed] = []
-        while self._deadlines and self._deadlines[0][0] <= now:
+        while self._deadlines and self._deadlines[0][0] <= now and len(done) < limit:
             _, cid = heapq.heappop(self._deadlines)
             held = self.open.get(cid)
             if held is None:
@@ -303,7 +309,9 @@ class Conversations:
             else:
                 heapq.heappush(self._deadlines, (held.last_run + self.settings.settle, cid))
         keep = self.settings.keep_completed
-        while self.completed:
+        for _ in range(FORGET_BATCH):
+            if not self.completed:
+                break
             cid, held = next(iter(self.completed.items()))
             if held.completed_at is None or held.completed_at + keep > now:
                 break

@@ -308,12 +308,14 @@ class Server:
     async def _tick(self) -> None:
         next_mark_retry = self.clock()
         next_unmatched_report = self.clock() + UNMATCHED_REPORT_SECONDS
+        settling: asyncio.Future[None] | None = None
         while True:
             await asyncio.sleep(self._until_next_tick())
             now = self.clock()
             self._grade(self.assembler.poll(now))
             settles = self.pipeline.next_deadline()
-            if settles is not None and settles <= now:
+            # one settling call queued at a time: each takes a bounded batch, runs queued meanwhile go first
+            if settles is not None and settles <= now and (settling is None or settling.done()):
                 settling = asyncio.get_running_loop().run_in_executor(self._grading, self.pipeline.settle)
                 self._pending.add(settling)
                 settling.add_done_callback(self._pending.discard)

@@ -16,7 +16,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otelgrade.cli import main
 from otelgrade.config import parse_config
-from otelgrade.conversations import CONVERSATION_OVERHEAD, TURN_OVERHEAD, Conversations, Journal, merge
+from otelgrade.conversations import (
+    CONVERSATION_OVERHEAD,
+    SETTLE_BATCH,
+    TURN_OVERHEAD,
+    Conversations,
+    Journal,
+    merge,
+)
 from otelgrade.decode import decode_traces
 from otelgrade.errors import ConfigError
 from otelgrade.graders import grader_specs
@@ -187,6 +194,43 @@ def test_a_conversation_is_graded_settle_after_its_last_run_and_not_before() -> 
     assert all((g.trace_id, g.span_id) == (runs[-1].trace_id, runs[-1].span_id) for g in graded)
     assert "delete_account" in next(g.rationale for g in graded if g.grader == "safe")
     assert grading.metrics.conversations_completed.labels("settled")._value.get() == 1
+
+
+def test_a_burst_of_settled_conversations_is_graded_over_several_ticks_with_runs_graded_in_between() -> None:
+    """Many conversations settling at once do not hold back run grading: each settling call (one per tick of the
+    server, on the grading thread) grades a bounded batch and leaves the rest due for the next; runs that arrive
+    meanwhile are graded between the batches. Every conversation is graded, once."""
+    clock = Clock()
+    exported: list[Grade] = []
+    run_suite = Suite.build("runs", {}, grader_specs(SAFE))
+    conversation_suite = Suite.build("whole", {}, grader_specs(SHORT), level="conversation")
+    grading = Grading(
+        [run_suite, conversation_suite],
+        exported.extend,
+        Metrics(),
+        clock=clock,
+        conversations=ConversationSettings(settle=60),
+    )
+    rec = Recorder()
+    burst = 3 * SETTLE_BATCH + 5
+    for n in range(burst):
+        turn(rec.tracer, [], f"question {n}", "An answer.", ids={"gen_ai.conversation.id": f"c{n}"})
+    for run in rec.runs():
+        grading.hold_turn(run)
+    clock.now += 61  # all of them settle together
+    ticks: list[tuple[int, int]] = []  # per tick: runs graded, conversations graded
+    while (deadline := grading.next_conversation_deadline()) is not None and deadline <= clock.now:
+        turn(rec.tracer, [], f"a run during tick {len(ticks)}", "Hi.")  # a run that names no conversation
+        runs_graded = sum(len(grading.grade(run)[0]) for run in rec.runs())
+        ticks.append((runs_graded, len({g.conversation_id for g in grading.settle_conversations()})))
+        assert len(ticks) <= burst, "the settling never ends"
+    assert [conversations for _, conversations in ticks] == [SETTLE_BATCH] * 3 + [5]
+    assert all(runs == 1 for runs, _ in ticks)
+    graded = [g.conversation_id for g in exported if g.level == "conversation"]
+    assert sorted(graded) == sorted(f"c{n}" for n in range(burst))  # none lost, none twice
+    assert [g.level for g in exported].count("run") == len(ticks)
+    assert grading.metrics.conversations_completed.labels("settled")._value.get() == burst
+    assert not grading.conversations.open
 
 
 def test_the_end_marker_grades_the_conversation_at_once() -> None:
