@@ -4,8 +4,8 @@ without decoding what is handed on: each worker gets a request holding its items
 The request is read as an envelope whose resources, scopes and items stay undecoded bytes (traces and logs
 share that shape: resource = 1, scopes = 2, schema_url = 3; scope = 1, items = 2, schema_url = 3); only an
 item's trace id is read, from the bytes' front when the sender wrote it first (as the OpenTelemetry SDKs
-do for spans), else by parsing that one field. A worker's part is the same envelope holding only its items,
-which is a valid export request of the same signal.
+do for spans), else by parsing that one field. A conversation's turn record goes by its conversation
+instead. A worker's part is the same envelope holding only its items, a valid export request of the signal.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from typing import Any
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError as _ProtoDecodeError
 from google.protobuf.message import Message
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
 from otelgrade.receivers.base import Signal
+from otelgrade.spans import CONVERSATION_TURN_EVENT
 
 _BYTES = descriptor_pb2.FieldDescriptorProto.TYPE_BYTES
 _MESSAGE = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE
@@ -28,6 +30,8 @@ _PACKAGE = "otelgrade.shard"
 # Where an item's trace id is: Span.trace_id = 1, LogRecord.trace_id = 9 (both bytes).
 _TRACE_FIELD: dict[Signal, int] = {"traces": 1, "logs": 9}
 _TRACE_ID_LEN = 16
+CONVERSATION_ID = "gen_ai.conversation.id"  # where a turn record names its conversation
+_TURN_MARK = CONVERSATION_TURN_EVENT.encode()
 
 
 def _field(message: Any, name: str, number: int, repeated: bool = False, of: str = "") -> None:
@@ -86,6 +90,23 @@ def trace_id_of(item: bytes, signal: Signal) -> bytes:
     return trace_id
 
 
+def _turn_owner(item: bytes, workers: int) -> int | None:
+    """The worker owning the conversation of a turn record (a run sent by a replica to the conversation router and
+    back: it goes where the conversation is, not where its trace is); None for any other log record."""
+    if _TURN_MARK not in item:
+        return None
+    try:
+        record = LogRecord.FromString(item)
+    except _ProtoDecodeError:
+        return None
+    if record.event_name != CONVERSATION_TURN_EVENT:
+        return None
+    for kv in record.attributes:
+        if kv.key == CONVERSATION_ID:
+            return owner(kv.value.string_value.encode(), workers)
+    return None
+
+
 def split(body: bytes, signal: Signal, workers: int) -> dict[int, bytes]:
     """Worker -> the part of `body` (a protobuf export request of `signal`) that worker owns. Items with no
     readable trace id go to worker 0, whose decode rejects and counts them. Raises `ShardError`."""
@@ -102,8 +123,11 @@ def split(body: bytes, signal: Signal, workers: int) -> dict[int, bytes]:
         for scope in resource.scopes:
             mine: dict[int, list[bytes]] = {}
             for item in scope.items:
-                trace_id = trace_id_of(item, signal)
-                mine.setdefault(owner(trace_id, workers) if len(trace_id) == _TRACE_ID_LEN else 0, []).append(item)
+                worker = _turn_owner(item, workers) if signal == "logs" else None
+                if worker is None:
+                    trace_id = trace_id_of(item, signal)
+                    worker = owner(trace_id, workers) if len(trace_id) == _TRACE_ID_LEN else 0
+                mine.setdefault(worker, []).append(item)
             for worker, items in mine.items():
                 into = held.get(worker)
                 if into is None:

@@ -14,6 +14,7 @@ HEADER = struct.Struct("!IB")  # payload length, kind
 # Receiving process -> worker.
 EXPORT = 1  # a request to keep: EXPORT_HEAD, the protocol's name, the body
 SCRAPE = 2  # the worker's metrics, please: request id
+HOLD_TURN = 3  # a run that is a turn of a conversation this worker owns (trajectory JSON)
 # Worker -> receiving process.
 RESULT = 11  # a request's answer: RESULT_HEAD, the message
 METRICS = 12  # request id, the worker's metrics in the OpenMetrics text format
@@ -22,6 +23,7 @@ GRADES = 14  # a batch of grades (a JSON list of grade records)
 READY = 15  # replay done, requests are taken
 BUSY = 16  # one byte: 1 while the worker wants senders to back off, 0 once it does not
 CONVERSATION = 17  # a conversation about to be graded (its trajectory JSON, turns included)
+TURN = 19  # a run that is a turn of a conversation: ID-length-prefixed conversation id, then trajectory JSON
 UNMATCHED = 18  # what arrived and was not graded since the worker started (`UnmatchedRuns` as JSON), when it changes
 
 EXPORT_HEAD = struct.Struct("!IBBB")  # request id, signal, encoding, length of the protocol's name
@@ -66,3 +68,18 @@ def result_frame(request_id: int, status: int, result: ExportResult) -> bytes:
 def read_result(payload: bytes) -> tuple[int, int, ExportResult]:
     request_id, status, rejected = RESULT_HEAD.unpack_from(payload)
     return request_id, status, ExportResult(rejected, payload[RESULT_HEAD.size :].decode("utf-8", "replace"))
+
+
+TURN_HEAD = struct.Struct("!H")  # length of the conversation id
+
+
+def turn_frame(conversation_id: str, trajectory_json: bytes) -> bytes:
+    cid = conversation_id.encode()[:65535]
+    return frame(TURN, TURN_HEAD.pack(len(cid)), cid, trajectory_json)
+
+
+def read_turn(payload: bytes) -> tuple[bytes, bytes]:
+    """(the conversation id as bytes, the run's trajectory JSON)."""
+    (length,) = TURN_HEAD.unpack_from(payload)
+    start = TURN_HEAD.size + length
+    return payload[TURN_HEAD.size : start], payload[start:]

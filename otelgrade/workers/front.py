@@ -43,7 +43,7 @@ from otelgrade.receivers import (
 from otelgrade.receivers.base import Encoding, Signal
 from otelgrade.results import Grade
 from otelgrade.server import STOP_GRACE_SECONDS
-from otelgrade.shard import ShardError, split
+from otelgrade.shard import ShardError, owner, split
 from otelgrade.trajectory import Conversation, Trajectory
 from otelgrade.ui import RunStore
 from otelgrade.workers import frames
@@ -107,6 +107,14 @@ class Worker:
         _, payload = await self._ask(request_id, frames.frame(frames.SCRAPE, frames.ID.pack(request_id)))
         return payload[frames.ID.size :].decode()
 
+    def tell(self, data: bytes) -> None:
+        """Send a frame that has no answer (dropped, and counted, when the worker is not running)."""
+        proc = self.proc
+        if proc is None or proc.stdin is None or not self.alive:
+            self.front.metrics.log_records_dropped.labels("worker_down").inc()
+            return
+        proc.stdin.write(data)
+
     async def _ask(self, request_id: int, data: bytes) -> tuple[int, bytes]:
         proc = self.proc
         if proc is None or proc.stdin is None or not self.alive:
@@ -137,6 +145,9 @@ class Worker:
                 self.front.runs.add_run(Conversation.model_validate_json(payload))
             elif kind == frames.GRADES:
                 self.front.runs.write([Grade(**g) for g in orjson.loads(payload)])
+            elif kind == frames.TURN:
+                conversation_id, run = frames.read_turn(payload)
+                self.front.hold_turn(conversation_id, run)
             elif kind == frames.UNMATCHED:
                 told = orjson.loads(payload)
                 self.unmatched = UnmatchedRuns(
@@ -225,6 +236,11 @@ class Front(Receiving):
             raise InvalidRequest(invalid[0])
         messages += [m for m in dict.fromkeys(invalid)]
         return ExportResult(rejected, "; ".join(messages))
+
+    def hold_turn(self, conversation_id: bytes, run: bytes) -> None:
+        """Hand a run that is a turn of a conversation to the worker owning the conversation (a hash of its id)."""
+        worker = self.workers[owner(conversation_id, len(self.workers))]
+        worker.tell(frames.frame(frames.HOLD_TURN, run))
 
     def unmatched(self) -> UnmatchedRuns:
         """What arrived and was not graded, in every worker (for the grades page)."""

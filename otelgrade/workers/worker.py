@@ -152,6 +152,8 @@ class PipeReceiver:
                 task = asyncio.create_task(self._export(payload))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
+            elif kind == frames.HOLD_TURN:
+                self.server._turns_received([payload.decode()])
             elif kind == frames.SCRAPE:
                 self._tell_unmatched()  # first: whoever reads these metrics then sees the page agree
                 text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
@@ -206,6 +208,12 @@ async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd
 
     server = Server(load(config_path), config_path, runs=RunFeed(uplink))
     server.reloader.load = load
+    if count > 1 and server.turn_router is None:  # a conversation's turns meet in the worker that owns it
+
+        def route_turn(run: Trajectory) -> None:
+            uplink.send(frames.turn_frame(run.conversation_id or "", run.model_dump_json().encode()))
+
+        server.pipeline.grading.turn_router = route_turn
     make: Callable[[Ingest], PipeReceiver] = lambda ingest: PipeReceiver(ingest, server, reader, uplink)  # noqa: E731
     server.extra_receivers.append(make)
     code = await server.serve()
