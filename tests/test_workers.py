@@ -14,12 +14,16 @@ import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 
 from otelgrade.settings import WORKERS_ENV
+from otelgrade.shard import owner
 from tests.conftest import ServeProcess
+from tests.conversation_turns import turn
+from tests.test_conversations_live import GRADED, SUITE, TURNS, conversation_grades, sdk
 from tests.test_durability import make_runs, send, wait_until
 
 Serve = Callable[..., ServeProcess]
@@ -94,3 +98,37 @@ def test_the_environment_chooses_the_number_of_workers(serve: Serve, tmp_path: P
     )
     assert done.returncode == 2
     assert f"{WORKERS_ENV}='two': write a whole number of workers from 1 to 256, or auto" in done.stderr
+
+
+def test_the_turns_of_a_conversation_meet_in_the_worker_that_owns_it(serve: Serve) -> None:
+    """Each turn is a trace of its own, so the turns of one conversation reach different workers; they are graded
+    together, as one conversation, once."""
+    server = serve({**TWO, "conversations": {"settle": "1s"}, "suites": [SUITE, TURNS]})
+    provider, tracer = sdk(server)
+    history: list[dict[str, Any]] = []
+    ids = {"gen_ai.conversation.id": "conv-w"}
+    sent: list[int] = []
+    while len(sent) < 3 or len({owner(t.to_bytes(16, "big"), 2) for t in sent}) < 2:  # turns in both workers
+        n = len(sent)
+        sent.append(turn(tracer, history, f"Where is order {n}?", f"Order {n} shipped.", ["lookup_order"], ids))
+    provider.shutdown()
+    server.wait_for_metric("otelgrade_conversations_graded_total", GRADED, 1)
+    assert server.metric("otelgrade_runs_graded_total", {"suite": "turns"}) == len(sent)
+    assert server.stop() == 0
+    # Every turn is one conversation: `short` (at most 2 turns) fails, graded on the last turn's span.
+    assert conversation_grades(server) == [
+        ("safe", "pass", 1, f"{sent[-1]:032x}"),
+        ("short", "fail", 1, f"{sent[-1]:032x}"),
+    ]
+
+
+def test_fewer_workers_than_the_spool_holds_requests_of_are_named_at_start(serve: Serve, tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    first = serve({**TWO, "durability": {"spool_dir": str(spool)}, "assembly": {"settle": "60s"}})
+    http = HttpSpanExporter(endpoint=f"{first.http_url}/v1/traces", timeout=5)
+    acknowledged: list[str] = []
+    send(http, make_runs(20), acknowledged)  # held by both workers, settling for a minute
+    first.kill()
+    second = serve({"server": {"workers": 1}, "durability": {"spool_dir": str(spool)}})
+    assert f"the spool holds requests of workers that do not run now ({spool / 'worker-1'})" in second.log()
+    assert second.stop() == 0
