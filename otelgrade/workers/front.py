@@ -133,37 +133,43 @@ class Worker:
     async def _read(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdout is not None
         while (got := await frames.read_frame(proc.stdout)) is not None:
-            kind, payload = got
-            if kind in (frames.RESULT, frames.METRICS):
-                (request_id,) = frames.ID.unpack_from(payload)
-                answer = self._waiting.get(request_id)
-                if answer is not None and not answer.done():
-                    answer.set_result((kind, payload))
-            elif kind == frames.RUN:
-                self.front.runs.hold(Trajectory.model_validate_json(payload))
-            elif kind == frames.CONVERSATION:
-                self.front.runs.add_run(Conversation.model_validate_json(payload))
-            elif kind == frames.GRADES:
-                self.front.runs.write([Grade(**g) for g in orjson.loads(payload)])
-            elif kind == frames.TURN:
-                conversation_id, run = frames.read_turn(payload)
-                self.front.hold_turn(conversation_id, run)
-            elif kind == frames.UNMATCHED:
-                told = orjson.loads(payload)
-                self.unmatched = UnmatchedRuns(
-                    told["runs"],
-                    tuple(tuple(k) for k in told["kinds"]),
-                    told["traces_without_run"],
-                    tuple(tuple(s) for s in told["suites"]),
-                )
-            elif kind == frames.BUSY:
-                self.busy = payload == b"\1"
-            elif kind == frames.READY:
-                self.restarts = 0
-                self.ready.set()
+            try:
+                self._take(*got)
+            except Exception:  # one frame that does not read must not stop the others (answers among them)
+                log.exception("a frame from grading worker %d could not be read", self.index)
         for answer in self._waiting.values():
             if not answer.done():
                 answer.set_exception(WorkerGone(f"grading worker {self.index} exited"))
+
+    def _take(self, kind: int, payload: bytes) -> None:
+        """Act on one frame from the worker."""
+        if kind in (frames.RESULT, frames.METRICS):
+            (request_id,) = frames.ID.unpack_from(payload)
+            answer = self._waiting.get(request_id)
+            if answer is not None and not answer.done():
+                answer.set_result((kind, payload))
+        elif kind == frames.RUN:
+            self.front.runs.hold(Trajectory.model_validate_json(payload))
+        elif kind == frames.CONVERSATION:
+            self.front.runs.add_run(Conversation.model_validate_json(payload))
+        elif kind == frames.GRADES:
+            self.front.runs.write([Grade(**g) for g in orjson.loads(payload)])
+        elif kind == frames.TURN:
+            conversation_id, run = frames.read_turn(payload)
+            self.front.hold_turn(conversation_id, run)
+        elif kind == frames.UNMATCHED:
+            told = orjson.loads(payload)
+            self.unmatched = UnmatchedRuns(
+                told["runs"],
+                tuple(tuple(k) for k in told["kinds"]),
+                told["traces_without_run"],
+                tuple(tuple(s) for s in told["suites"]),
+            )
+        elif kind == frames.BUSY:
+            self.busy = payload == b"\1"
+        elif kind == frames.READY:
+            self.restarts = 0
+            self.ready.set()
 
     async def wait(self) -> int:
         """The exit code, once the process has exited and everything it sent was read."""

@@ -147,19 +147,25 @@ class PipeReceiver:
 
     async def _read(self) -> None:
         while (got := await frames.read_frame(self.reader)) is not None:
-            kind, payload = got
-            if kind == frames.EXPORT:
-                task = asyncio.create_task(self._export(payload))
-                self._tasks.add(task)
-                task.add_done_callback(self._tasks.discard)
-            elif kind == frames.HOLD_TURN:
-                self.server._turns_received([payload.decode()])
-            elif kind == frames.SCRAPE:
-                self._tell_unmatched()  # first: whoever reads these metrics then sees the page agree
-                text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
-                self.uplink.send(frames.frame(frames.METRICS, payload[: frames.ID.size], text))
+            try:
+                self._take(*got)
+            except Exception:  # one frame that does not read must not stop the others
+                log.exception("a frame from the receiving process could not be read")
         log.info("the receiving process closed the pipe: stopping")
         os.kill(os.getpid(), signal.SIGTERM)  # the server's own graceful, bounded shutdown
+
+    def _take(self, kind: int, payload: bytes) -> None:
+        """Act on one frame from the receiving process."""
+        if kind == frames.EXPORT:
+            task = asyncio.create_task(self._export(payload))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif kind == frames.HOLD_TURN:
+            self.server._turns_received([payload.decode()])
+        elif kind == frames.SCRAPE:
+            self._tell_unmatched()  # first: whoever reads these metrics then sees the page agree
+            text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
+            self.uplink.send(frames.frame(frames.METRICS, payload[: frames.ID.size], text))
 
     async def _export(self, payload: bytes) -> None:
         request_id, signal_, encoding, protocol, body = frames.read_export(payload)
