@@ -4,8 +4,9 @@ Holding (the default): each measurement runs in a fresh Python process holding o
 that never moves (no conversation settles). It adds `--conversations` conversations of `--turns` turns each,
 every turn a copy of a real captured turn (`tests/fixtures/conversations`, every framework, rebuilt as the
 server rebuilds it) under its own trace id and its conversation's id, and reports the conversations still open,
-the bytes the holder accounts for, how many it evicted to stay within the caps, the process's resident memory
-growth (what the machine pays, Python objects included) against the byte cap, and the CPU time per held turn.
+the turns' JSON and what it is held as (compressed), the bytes the holder accounts for, how many it evicted to
+stay within the caps, the process's resident memory growth (what the machine pays, Python objects included)
+against the byte cap, and the CPU time per held turn.
 
 Per-run cost (`--tracking`): the bench's loads (`bench.run`'s agent mix, whose runs name a conversation each, and
 the captured traces) sent to `otelgrade serve` with `bench.run`'s suite alone, then with a `level: conversation`
@@ -15,7 +16,7 @@ load over gRPC and waits until every conversation it names has been graded and n
 (all threads, from /proc) is divided by the runs it graded. The machine is shared: CPU time, not wall time, is
 the figure.
 
-usage: python -m bench.conversations [--conversations 100000] [--turns 3] [--max-bytes 256MiB,2GiB] [--json]
+usage: python -m bench.conversations [--conversations 100000] [--turns 3] [--max-bytes 640MiB,2GiB] [--json]
        python -m bench.conversations --tracking [--repeat 3] [--agent-copies 10] [--captured-copies 10]
 """
 
@@ -85,7 +86,8 @@ def hold(conversations: int, turns: int, max_bytes: int) -> dict[str, Any]:
             cpu += time.process_time() - began
     gc.collect()
     after = rss_bytes()
-    json_bytes = sum(len(body) for held in holder.open.values() for body in held.turns.values())
+    held_bytes = sum(len(body) for held in holder.open.values() for body in held.turns.values())  # compressed
+    json_bytes = sum(len(body) for held in holder.open.values() for _, body in held.turns_json())
     return {
         "conversations": conversations,
         "turns_each": turns,
@@ -96,6 +98,7 @@ def hold(conversations: int, turns: int, max_bytes: int) -> dict[str, Any]:
         "rss_growth_bytes": after - before,
         "cpu_us_per_turn": cpu / (conversations * turns) * 1e6,
         "json_bytes": json_bytes,
+        "held_bytes": held_bytes,
         "turn_bytes_mean": json_bytes / max(1, sum(len(h.turns) for h in holder.open.values())),
     }
 
@@ -114,6 +117,7 @@ def table(rows: list[dict[str, Any]]) -> str:
         "open at the end",
         "evicted",
         "turns' JSON held",
+        "as held (compressed)",
         "accounted (JSON + bookkeeping)",
         "RSS growth",
         "RSS growth / cap",
@@ -127,6 +131,7 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{r['open']:,}",
             f"{r['evicted']:,}",
             f"{r['json_bytes'] / 1024**2:,.1f} MiB",
+            f"{r.get('held_bytes', r['json_bytes']) / 1024**2:,.1f} MiB",
             f"{r['accounted_bytes'] / 1024**2:,.1f} MiB",
             f"{r['rss_growth_bytes'] / 1024**2:,.1f} MiB",
             f"{r['rss_growth_bytes'] / r['max_bytes']:.2f}",
@@ -245,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--conversations", type=int, default=100_000)
     p.add_argument("--turns", type=int, default=3, help="turns per conversation")
-    p.add_argument("--max-bytes", default="256MiB,2GiB", help="byte caps to measure, one process each")
+    p.add_argument("--max-bytes", default="640MiB,2GiB", help="byte caps to measure, one process each")
     p.add_argument("--json", action="store_true")
     p.add_argument("--tracking", action="store_true", help="the per-run CPU cost on the bench's loads instead")
     p.add_argument("--repeat", type=int, default=3, help="--tracking: rounds per server")

@@ -438,7 +438,7 @@ class ConversationSettings(Strict):
     id_attributes: list[str] = Field(default_factory=list)  # the application's own conversation id attributes
     keep_completed: Duration = Field(3600.0, ge=0)  # how long a completed conversation can be re-opened
     max_conversations: int = Field(100_000, gt=0)
-    max_bytes: Bytes = ByteSize(256 * 1024**2)
+    max_bytes: Bytes = ByteSize(640 * 1024**2)
     # With replicas: the conversation router's OTLP/HTTP address (`http://conversation-router:4318`): each turn is
     # sent there, and the router sends it to the replica that owns its conversation (collector_config/).
     route_turns: str | None = None

@@ -4,6 +4,8 @@ held conversation completes (settle, end marker, caps) and re-opens, and the off
 from __future__ import annotations
 
 import json
+import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -280,12 +282,52 @@ def test_held_conversations_stay_within_their_byte_cap() -> None:
     clock = Clock()
     rec = Recorder()
     for cid in range(20):
-        turn(rec.tracer, [], "x" * 2000, "Hi!", ids={"gen_ai.conversation.id": f"c{cid}"})
+        turn(rec.tracer, [], os.urandom(1000).hex(), "Hi!", ids={"gen_ai.conversation.id": f"c{cid}"})
     runs = rec.runs()
-    cap = 8 * len(runs[0].model_dump_json())
+    one = len(zlib.compress(runs[0].model_dump_json().encode(), 1)) + TURN_OVERHEAD + CONVERSATION_OVERHEAD
+    cap = 8 * one  # room for about 8 of them, compressed
     grading, _ = grading_for([SHORT], clock, settle=3600, max_bytes=cap)
     evicted = [g for run in runs for g in grading.hold_turn(run)]
     assert grading.conversations.nbytes <= cap and len(evicted) == 20 - len(grading.conversations.open)
+    assert 0 < len(evicted) < 20
+
+
+def test_the_default_byte_cap_holds_the_default_number_of_three_turn_conversations() -> None:
+    """With turns as the captured frameworks send them (each repeats the history), `max_bytes` holds
+    `max_conversations` conversations of three turns, so the count cap, not the byte cap, is the one reached."""
+    from bench.conversations import captured_turns
+
+    turns = [run.model_dump_json().encode() for run in captured_turns()]
+    held = sum(len(zlib.compress(body, 1)) + TURN_OVERHEAD for body in turns) / len(turns)
+    defaults = ConversationSettings()
+    assert defaults.max_conversations * (3 * held + CONVERSATION_OVERHEAD) <= defaults.max_bytes
+
+
+def test_held_turns_are_compressed_and_come_back_whole(tmp_path: Path) -> None:
+    """A turn repeats its conversation's history: held compressed it costs a fraction of its JSON, and the
+    conversation graded (and the journal written) from it is the same."""
+    rec = Recorder()
+    three_turns(rec)
+    runs = rec.runs()
+    holder = Conversations(ConversationSettings(settle=60), Clock())
+    holder.journal = Journal(tmp_path)
+    for run in runs:
+        holder.add(run)
+    held = holder.open["c-1"]
+    json_bytes = sum(len(run.model_dump_json()) for run in runs)
+    assert sum(len(body) for body in held.turns.values()) < json_bytes / 2
+    assert held.conversation() == merge(runs, "c-1")
+    holder.journal.close()
+    again = Conversations(ConversationSettings(settle=60), Clock())
+    assert again.restore(Journal(tmp_path)) == 1
+    assert again.open["c-1"].conversation() == merge(runs, "c-1")
+    # a journal written before turns were held compressed: its lines are read as they were written
+    lines = [{"c": "c-1", "t": r.trace_id, "s": r.span_id, "r": json.loads(r.model_dump_json())} for r in runs]
+    (tmp_path / "before").mkdir()
+    (tmp_path / "before" / Journal.NAME).write_text("".join(json.dumps(line) + "\n" for line in lines))
+    before = Conversations(ConversationSettings(settle=60), Clock())
+    assert before.restore(Journal(tmp_path / "before")) == 1
+    assert before.open["c-1"].conversation() == merge(runs, "c-1")
 
 
 def test_what_holding_costs_is_counted_and_the_deadlines_stay_as_many_as_the_open_conversations() -> None:
