@@ -221,3 +221,23 @@ def test_a_line_cut_short_by_a_crash_is_removed_before_appending(tmp_path: Path)
     sink.write([grade(1)])
     sink.close()
     assert [line["trace_id"] for line in read_lines(path)] == [grade(0).trace_id, grade(1).trace_id]
+
+
+def test_two_processes_appending_to_one_file_and_rotating_it_keep_every_line(tmp_path: Path) -> None:
+    """Grading workers each have a JSONL sink on the same file: their lines interleave whole, the file is rotated
+    when it (not what one of them wrote) reaches the size, and a rotation by one is followed by the other (two
+    sinks open the file apart, as two processes do)."""
+    path = tmp_path / "grades.jsonl"
+    sinks = [JsonlSink(path, Metrics(), max_bytes=20_000, backups=50) for _ in range(2)]
+
+    for i in range(300):  # the two take turns, as two busy processes do
+        sinks[0].write([grade(i)])
+        sinks[1].write([grade(1000 + i)])
+    for sink in sinks:
+        sink.close()
+    files = [path, *sorted(tmp_path.glob("grades.jsonl.*"))]
+    assert len(files) > 3  # rotated several times
+    written = [line["metadata"]["n"] for f in files for line in read_lines(f)]
+    assert sorted(written) == [*range(300), *range(1000, 1300)]
+    line = max(len(f.read_bytes().split(b"\n")[0]) + 1 for f in files)
+    assert all(f.stat().st_size <= 20_000 + line for f in files)  # rotated on the file's size, not one writer's

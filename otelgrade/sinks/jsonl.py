@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import json
 import logging
 import os
@@ -12,7 +13,7 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -222,28 +223,42 @@ class JsonlSink:
             self._dropped |= traces
 
     def _append(self, data: bytes) -> None:
-        """One write of whole lines; one the disk took only part of is cut back off, and raises."""
-        if self._fd < 0:
+        """One write of whole lines; one the disk took only part of is cut back off, and raises. Several processes
+        (grading workers) may append to one file: each write holds the file's lock, and the size is the file's, so
+        cutting a failed write back off never cuts another process's lines, and a file another process rotated is
+        followed."""
+        if self._fd < 0 or self._rotated_elsewhere():
+            self._close_file()
             self._open()
-        elif self._size and self._size + len(data) > self.max_bytes:
-            self._rotate()
-        try:
-            written = os.write(self._fd, data)
-            if written != len(data):
-                raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(data)} bytes)")
-        except OSError:
+        with _locked(self._fd):
+            self._size = os.fstat(self._fd).st_size
+            if self._size and self._size + len(data) > self.max_bytes:
+                self._rotate()
             try:
-                os.ftruncate(self._fd, self._size)
+                written = os.write(self._fd, data)
+                if written != len(data):
+                    raise OSError(errno.ENOSPC, f"{os.strerror(errno.ENOSPC)} (wrote {written} of {len(data)} bytes)")
             except OSError:
-                self._close_file()  # reopening cuts the line short off
-            raise
+                try:
+                    os.ftruncate(self._fd, self._size)
+                except OSError:
+                    self._close_file()  # reopening cuts the line short off
+                raise
         self._size += len(data)
         self._dirty = True
 
+    def _rotated_elsewhere(self) -> bool:
+        """Whether the file this sink appends to is no longer at its path (another process rotated it)."""
+        try:
+            return os.stat(self.path).st_ino != os.fstat(self._fd).st_ino
+        except OSError:
+            return True
+
     def _open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        _cut_partial_line(self.path)
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        with _locked(self._fd):
+            _cut_partial_line(self.path)
         self._size = os.fstat(self._fd).st_size
 
     def _rotate(self) -> None:
@@ -271,6 +286,17 @@ class JsonlSink:
     def _flush_every(self, interval: float) -> None:
         while not self._closed.wait(interval):
             self.flush()
+
+
+@contextlib.contextmanager
+def _locked(fd: int) -> Iterator[None]:
+    """The file's exclusive lock (`flock`) for the block: the processes appending to it take turns."""
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):  # a rotation closed it, which let the lock go
+            fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 def _cut_partial_line(path: Path) -> None:
