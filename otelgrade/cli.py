@@ -244,8 +244,9 @@ def _runs(config: Config, inputs: Sequence[str], since: float | None = None) -> 
 def _confirm_judges(
     configs: Sequence[tuple[Config, str]], runs: list[Trajectory], judge_sample: float | None, yes: bool
 ) -> None:
-    """Print what the judges would cost on these runs, and ask before spending it (`--yes`: do not ask; refuse
-    when there is no one to ask)."""
+    """Print what the judges would cost on these runs and, at a terminal, ask before spending it (`--yes`: do not
+    ask). Without a terminal (a CI job grading with judges, as before versions were estimated) the estimate is
+    printed and the judges are asked: refusing there would turn every existing CI gate with a judge into exit 2."""
     from otelgrade.backfill import describe, estimate, total_usd
 
     costs = []
@@ -255,14 +256,9 @@ def _confirm_judges(
             print(describe(found, label), file=sys.stderr)
         costs.extend(found)
     calls = sum(c.calls for c in costs)
-    if not calls or yes:
+    if not calls or yes or not sys.stdin.isatty():
         return
     spend = f"{calls} judge call(s), {total_usd(costs)}"
-    if not sys.stdin.isatty():
-        raise InputError(
-            f"grading these runs would make {spend}; pass --yes to spend it, or --judge-sample 0 to grade "
-            "without judges (no one is at a terminal to ask)"
-        )
     print(f"Spend {spend}? [y/N] ", end="", file=sys.stderr, flush=True)
     if sys.stdin.readline().strip().lower() not in ("y", "yes"):
         raise InputError("not confirmed: no judge was asked")

@@ -116,22 +116,26 @@ def test_the_otlp_evaluation_event_carries_the_version() -> None:
 
 
 VERSIONS_OF_EVERY_TYPE = """
-import json
+import json, sys
+from pathlib import Path
 from otelgrade.graders import grader_specs
 from otelgrade.graders.base import grader_type
+from otelgrade.graders.reference import example
 from otelgrade.graders.versions import grader_version
-from tests.test_plugins import GRADER_PARAMS, grader_types
+from tests.test_plugins import grader_types
 
-blocks = {t: {"type": t, "scope": grader_type(t).scopes[0], **GRADER_PARAMS.get(t, {})} for t in grader_types()}
-print(json.dumps({t: grader_version(grader_specs(block)[0]) for t, block in blocks.items()}))
+folder = Path(sys.argv[1])
+(folder / "helpful.txt").write_text("Was the answer helpful? {submission}")
+blocks = {t: {"scope": grader_type(t).scopes[0], **example(t)} for t in grader_types()}
+print(json.dumps({t: grader_version(grader_specs(b, "case", base_dir=folder)[0]) for t, b in blocks.items()}))
 """
 
 
-def test_every_grader_types_version_is_the_same_in_another_process() -> None:
+def test_every_grader_types_version_is_the_same_in_another_process(tmp_path: Path) -> None:
     """Nothing a process draws at random (hash seeds, object addresses) reaches a version."""
     runs = [
         subprocess.run(
-            [sys.executable, "-c", VERSIONS_OF_EVERY_TYPE],
+            [sys.executable, "-c", VERSIONS_OF_EVERY_TYPE, str(tmp_path)],
             capture_output=True,
             text=True,
             timeout=120,
