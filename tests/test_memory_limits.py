@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from otelgrade.results import Grade
 from otelgrade.settings import UiSettings
 from otelgrade.ui import RunLog
-from tests.conftest import ServeProcess
+from tests.conftest import ServeProcess, serve_workers
 from tests.receivers_harness import sid, span_pb, traces_request
 from tests.test_regex_budget import send_run
 
@@ -136,15 +136,16 @@ def test_what_tiny_spans_count_toward_the_bytes_held_is_within_twice_what_they_c
 
 def test_graded_runs_kept_for_late_spans_are_held_within_the_byte_limit(serve: Serve) -> None:
     regrade = [{"name": "late", "regrade": True, "graders": [{"type": "max_tool_calls", "max": 50}]}]
-    server = serve({"limits": {"max_bytes_held": "8MiB"}, "suites": regrade})
+    workers = serve_workers()  # each grading worker holds its share of the limit: 8 MiB each
+    server = serve({"limits": {"max_bytes_held": 8 * MIB * workers}, "suites": regrade})
     base = rss(server)
     for n in range(1, 41):  # 40 MiB of runs, each graded before the next is sent
         assert post(server, big_run(n)).status == 200
         server.wait_for_metric("otelgrade_runs_graded_total", {"suite": "late"}, n)
     held = server.metric("otelgrade_bytes_held")
-    assert 0 < held <= 2.1 * MIB  # a quarter of the limit, counted
-    grown = rss(server) - base
-    assert grown < 24 * MIB, f"RSS grew {grown / MIB:.0f} MiB for 40 MiB of graded runs"
+    assert 0 < held <= 2.1 * MIB * workers  # a quarter of the limit, counted
+    grown = rss(server) - base  # of every process
+    assert grown < 24 * MIB * workers, f"RSS grew {grown / MIB:.0f} MiB for 40 MiB of graded runs"
     late = traces_request([span_pb(sid(9), sid(1), trace_id=(40).to_bytes(16, "big"))])
     assert post(server, late).status == 200  # the newest run is still kept: it is graded again
     server.wait_for_metric("otelgrade_regrades_total", None, 1, timeout=10)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 
-from tests.conftest import ServeProcess
+from tests.conftest import ServeProcess, spool_of
 from tests.test_durability import make_runs, send
 
 Serve = Callable[..., ServeProcess]
@@ -19,7 +19,8 @@ HOLD = {"assembly": {"settle": "60s", "idle_timeout": "120s"}}  # nothing settle
 
 def killed_with_runs(serve: Serve, spool: Path, count: int) -> tuple[list[str], Path]:
     """Start a server with this spool, have `count` runs acknowledged (one request each, in order) and kill it
-    with SIGKILL before any is graded: (their trace ids, the segment holding them)."""
+    with SIGKILL before any is graded: (their trace ids, the segment holding those worker 0 owns; with one
+    worker, all)."""
     first = serve({"durability": {"spool_dir": str(spool)}, **HOLD})
     exporter = HttpSpanExporter(endpoint=f"{first.http_url}/v1/traces", timeout=5)
     acknowledged: list[str] = []
@@ -29,6 +30,19 @@ def killed_with_runs(serve: Serve, spool: Path, count: int) -> tuple[list[str], 
     assert len(acknowledged) == count
     (segment,) = spool.glob("segment-*.spool")
     return acknowledged, segment
+
+
+def segment_of(spool: Path, trace_id: str) -> Path:
+    """The segment holding a trace's request: in the spool folder of the grading worker owning the trace."""
+    (segment,) = spool_of(spool, trace_id).glob("segment-*.spool")
+    return segment
+
+
+def next_with_same_owner(spool: Path, acknowledged: list[str], index: int) -> int:
+    """The index of the next run after `index` whose request went to the same spool folder (with one worker:
+    the next run)."""
+    folder = spool_of(spool, acknowledged[index])
+    return next(i for i in range(index + 1, len(acknowledged)) if spool_of(spool, acknowledged[i]) == folder)
 
 
 def graded_after_restart(serve: Serve, spool: Path) -> tuple[set[str], ServeProcess]:
@@ -59,7 +73,8 @@ def damage_count(server: ServeProcess, kind: str) -> float:
 
 def test_a_flipped_byte_loses_that_request_only(serve: Serve, tmp_path: Path) -> None:
     spool = tmp_path / "spool"
-    acknowledged, segment = killed_with_runs(serve, spool, 200)
+    acknowledged, _ = killed_with_runs(serve, spool, 200)
+    segment = segment_of(spool, acknowledged[20])
     at = where(segment, acknowledged[20])
     damage(segment, at, at + 1)  # one byte of the 21st request's body
 
@@ -73,13 +88,14 @@ def test_a_flipped_byte_loses_that_request_only(serve: Serve, tmp_path: Path) ->
 
 def test_damage_across_two_records_loses_those_two_only(serve: Serve, tmp_path: Path) -> None:
     spool = tmp_path / "spool"
-    acknowledged, segment = killed_with_runs(serve, spool, 200)
-    # from inside the 21st request to inside the 22nd: the 22nd's record header (its length) included
-    damage(segment, where(segment, acknowledged[20]), where(segment, acknowledged[21]))
+    acknowledged, _ = killed_with_runs(serve, spool, 200)
+    segment, following = segment_of(spool, acknowledged[20]), next_with_same_owner(spool, acknowledged, 20)
+    # from inside the 21st request to inside the next one in its segment: that one's record header included
+    damage(segment, where(segment, acknowledged[20]), where(segment, acknowledged[following]))
 
     graded, second = graded_after_restart(serve, spool)
     assert len(graded) == 198, f"{len(graded)} of 200 acknowledged runs replayed"
-    assert graded == set(acknowledged) - set(acknowledged[20:22])
+    assert graded == set(acknowledged) - {acknowledged[20], acknowledged[following]}
     assert damage_count(second, "corrupt") == 1
 
 
@@ -104,11 +120,14 @@ def test_a_segment_of_an_unknown_format_version_is_refused_and_left_as_it_is(ser
 def test_a_bad_line_in_the_graded_marks_is_skipped_and_counted(serve: Serve, tmp_path: Path) -> None:
     spool = tmp_path / "spool"
     acknowledged, _ = killed_with_runs(serve, spool, 5)
-    # the first two runs marked graded, with a line as long as a trace id but not text between the marks
-    marks = f"{acknowledged[0]}\n".encode() + b"\xff\xfe" * 16 + b"\n" + f"{acknowledged[1]}\n".encode()
-    (spool / "graded.log").write_bytes(marks)
+    folders = [spool_of(spool, run) for run in acknowledged]  # of five runs, at least two share a folder
+    at = next(i for i, folder in enumerate(folders) if folders.count(folder) > 1)
+    first, second_run = acknowledged[at], acknowledged[next_with_same_owner(spool, acknowledged, at)]
+    # two runs of one spool marked graded, with a line as long as a trace id but not text between the marks
+    marks = f"{first}\n".encode() + b"\xff\xfe" * 16 + b"\n" + f"{second_run}\n".encode()
+    (spool_of(spool, first) / "graded.log").write_bytes(marks)
 
     graded, second = graded_after_restart(serve, spool)
-    assert graded == set(acknowledged[2:])  # the marks on either side of the bad line still hold
+    assert graded == set(acknowledged) - {first, second_run}  # the marks on either side of the bad line still hold
     assert damage_count(second, "graded_mark") == 1
     assert any("graded.log" in line and "skipped" in line for line in second.log().splitlines())
