@@ -161,5 +161,34 @@ def test_files_older_than_max_age_are_deleted_even_after_a_pause(tmp_path: Path)
     (old,) = (tmp_path / "archive").glob("traces-*.pb.gz")
     two_days_ago = time.time() - 2 * 86400
     os.utime(old, (two_days_ago, two_days_ago))
+    sink.close()
     archive(tmp_path, max_age="1d")  # the service starts again, days later
     assert not old.exists()
+
+
+def test_workers_sharing_the_archive_never_delete_each_others_current_file(tmp_path: Path) -> None:
+    """Two grading workers (two sinks on one directory: each holds its own open files as a process would): the
+    one pruning past max_bytes deletes its own closed files and the other's closed ones, never the file the other
+    is writing."""
+    traces = list(read_spans([FRAMEWORKS]).items())
+    quiet = archive(tmp_path, max_bytes=20_000, file_bytes=10_000)
+    (first_id, (spans, logs)), rest = traces[0], traces[1:]
+    quiet.write([grade(first_id)])
+    quiet.keep_trace(first_id, spans, logs, waiting=False)
+    (writing,) = span_files(tmp_path / "archive")
+    busy = archive(tmp_path, max_bytes=20_000, file_bytes=10_000)
+    for trace_id, (spans, logs) in rest:
+        busy.write([grade(trace_id)])
+        busy.keep_trace(trace_id, spans, logs, waiting=False)
+    assert len(list((tmp_path / "archive").glob("traces-*"))) > 1
+    assert writing.exists(), "the other worker's current file was deleted"
+    assert first_id in {run.trace_id for run in read_inputs([writing])}
+    assert sum(f.stat().st_size for f in (tmp_path / "archive").glob("traces-*")) <= 20_000 + 2 * 10_000
+    quiet.close()  # the first worker stops: its file is an old one like any other
+    archive(tmp_path, max_bytes=1)  # a worker starting with a tiny max_bytes deletes all it may
+    assert not writing.exists()
+    assert len(span_files(tmp_path / "archive")) == 1  # the file the second worker is writing
+
+
+def span_files(directory: Path) -> list[Path]:
+    return [path for path in directory.glob("traces-*.pb.gz") if not path.name.endswith(".logs.pb.gz")]

@@ -11,13 +11,16 @@ traces chosen by trace id, the same on every replica. A trace no suite grades is
 Each trace is appended as one gzip member holding one OTLP ExportTraceServiceRequest (its GenAI log records, if
 any, go to the matching `.logs.pb.gz` file): the spans' bytes as received, framed without decoding them again. A
 file is closed past `file_bytes` or `file_age`; the oldest files are deleted past `max_bytes` in all and once older
-than `max_age`. The archive holds whatever the traces carry (prompts, answers, tool arguments, user data): treat
-the directory as the traces themselves.
+than `max_age`, except those a writer still has open: several processes (grading workers) may share one directory,
+each writing files of its own and holding a shared lock on the ones it is writing, which are never deleted.
+The archive holds whatever the traces carry (prompts, answers, tool arguments, user data): treat the directory as
+the traces themselves.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gzip
 import logging
 import os
@@ -92,6 +95,7 @@ class ArchiveSink:
         self._evicted: OrderedDict[str, bool] = OrderedDict()  # left the hold with no verdict to keep it
         self._written: OrderedDict[str, tuple[int, int]] = OrderedDict()  # trace id -> spans, logs archived
         self._file: Path | None = None
+        self._writing: dict[Path, int] = {}  # the current files (spans, logs) -> a descriptor holding a shared lock
         self._opened = 0.0
         self._sequence = 0
         self._checked = 0.0
@@ -162,6 +166,7 @@ class ArchiveSink:
         with self._lock:
             self._held.clear()
             self._held_bytes = 0
+            self._let_go()
 
     # --- inside ------------------------------------------------------------------------------------------
 
@@ -197,7 +202,9 @@ class ArchiveSink:
     def _append(self, path: Path, member: bytes) -> None:
         """Append one gzip member whole, or nothing: what a full disk took of it is cut back off, so the file stays
         a valid gzip file."""
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # the content of traces: owner only
+        fd = self._writing.get(path)
+        if fd is None:
+            fd = self._writing[path] = _open_locked(path)
         try:
             before = os.fstat(fd).st_size
             try:
@@ -208,8 +215,9 @@ class ArchiveSink:
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, before)
                 raise
-        finally:
-            os.close(fd)
+        except OSError:
+            os.close(self._writing.pop(path))  # opened again, and locked again, by the next write
+            raise
         self._total += len(member)
         self._bytes.set(self._total)
 
@@ -221,7 +229,15 @@ class ArchiveSink:
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
             file = self._file = self.directory / f"{PREFIX}{stamp}-{os.getpid()}-{self._sequence:04d}.pb.gz"
             self._opened = now
+            self._let_go()
         return file
+
+    def _let_go(self) -> None:
+        """Close the files written so far, so they may be deleted."""
+        for fd in self._writing.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._writing.clear()
 
     def _files(self) -> list[tuple[Path, int]]:
         """The archive's files, oldest first, with their sizes."""
@@ -246,8 +262,8 @@ class ArchiveSink:
             too_old = _mtime(path) < now - self.settings.max_age
             if not too_old and total <= self.settings.max_bytes:
                 continue
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
+            if not _delete_unless_written(path):
+                continue  # another process's current file
             total -= size
             self._traces.labels("deleted_files").inc()
         self._total = total
@@ -259,6 +275,40 @@ def _remember(ids: OrderedDict[str, bool], trace_id: str) -> None:
     ids[trace_id] = True
     while len(ids) > REMEMBERED:
         ids.popitem(last=False)
+
+
+def _open_locked(path: Path) -> int:
+    """A descriptor appending to `path`, holding a shared lock on it (a file deleted meanwhile is created again)."""
+    while True:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # the content of traces: owner only
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            if os.fstat(fd).st_ino == os.stat(path).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
+def _delete_unless_written(path: Path) -> bool:
+    """Delete a file unless a writer holds it open (any process's current file); whether it is gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return True
+    finally:
+        os.close(fd)
 
 
 def _size(path: Path) -> int:
