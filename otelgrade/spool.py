@@ -525,3 +525,81 @@ def _sync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def adopt(directory: Path, folders: Sequence[Path], journals: Sequence[str] = ()) -> list[Path]:
+    """Move what the spool folders of grading workers that no longer run hold into the spool `directory`, so that
+    its replay grades their acknowledged requests: first their graded marks and the lines of the other `journals`
+    named (each appended to its own), then each segment under a number past its own. Interrupted, it is done again
+    at the next start (a line twice is harmless). A folder another process holds is left as it is. Call it before
+    the spool of `directory` is opened. The folders adopted, emptied and removed."""
+    adopted: list[Path] = []
+    with _locked(directory) as ours:
+        if not ours:
+            return adopted  # the spool is in use: opening it says so
+        for folder in folders:
+            with _locked(folder) as held:
+                if not held:
+                    log.warning("spool %s: in use by another otelgrade process; not adopted", folder)
+                    continue
+                _adopt_folder(directory, folder, (_GRADED, *journals))
+            for name in ("lock", _GRADED, *journals):
+                (folder / name).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # anything else in it stays, with the folder
+                folder.rmdir()
+            adopted.append(folder)
+    return adopted
+
+
+def _adopt_folder(directory: Path, folder: Path, line_files: Sequence[str]) -> None:
+    for name in line_files:
+        try:
+            data = _whole_lines((folder / name).read_bytes())
+        except FileNotFoundError:
+            continue
+        if not data:
+            continue
+        ours = directory / name
+        with contextlib.suppress(FileNotFoundError):  # its own last line cut short by a crash goes, as read back
+            os.truncate(ours, len(_whole_lines(ours.read_bytes())))
+        fd = os.open(ours, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            _write_whole(fd, (data,))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    taken = [p.stem.removeprefix("segment-") for p in directory.glob("segment-*.spool")]
+    number = max((int(n) for n in taken if n.isdigit()), default=0)
+    moved = 0
+    for path in sorted(folder.glob("segment-*.spool")):
+        number += 1
+        os.rename(path, directory / f"segment-{number:012d}.spool")
+        moved += 1
+    _sync_directory(directory)
+    log.warning(
+        "spool %s: %d segment(s) of a grading worker that does not run now moved to %s, whose replay grades them",
+        folder,
+        moved,
+        directory,
+    )
+
+
+def _whole_lines(data: bytes) -> bytes:
+    """The lines up to the last whole one (a line cut short by a crash was never written)."""
+    return data[: data.rfind(b"\n") + 1]
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[bool]:
+    """Hold a spool folder's lock while in the block (as a running spool would); whether it could be taken."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / "lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from otelgrade.metrics import Metrics
-from otelgrade.spool import Record, Spool
+from otelgrade.spool import Record, Spool, adopt
 
 
 def trace(n: int) -> str:
@@ -151,3 +151,34 @@ def test_a_second_process_cannot_open_the_same_spool(tmp_path: Path) -> None:
         Spool(tmp_path)
     spool.close()
     Spool(tmp_path).close()  # free again once the first has gone
+
+
+def test_a_spool_folder_adopted_is_replayed_by_its_new_owner_with_its_marks_and_journal(tmp_path: Path) -> None:
+    """The spool of a grading worker that no longer runs moves into worker 0's: its requests replay there after
+    worker 0's own, its graded marks still skip theirs, and the lines of its conversation journal follow."""
+    ours, theirs = tmp_path, tmp_path / "worker-2"
+    own = Spool(ours)
+    append_all(own, [(Record("traces", "protobuf", b"own"), [trace(1)])])
+    own.close()
+    left = Spool(theirs)
+    append_all(left, [(Record("traces", "protobuf", f"left {n}".encode()), [trace(10 + n)]) for n in range(3)])
+    left.graded([trace(10)])
+    left.close()
+    (ours / "conversations.journal").write_bytes(b'{"c": "a"}\n{"c": "b", "cut sh')
+    (theirs / "conversations.journal").write_bytes(b'{"c": "z"}\n')
+
+    assert adopt(ours, [theirs], journals=["conversations.journal"]) == [theirs]
+    assert not theirs.exists()
+    again = Spool(ours)
+    assert [record.body for _, record in again.replay()] == [b"own", b"left 0", b"left 1", b"left 2"]
+    assert trace(10) in again.graded_ids()  # replay skips it, as worker 2 would have
+    again.close()
+    assert (ours / "conversations.journal").read_bytes() == b'{"c": "a"}\n{"c": "z"}\n'
+
+
+def test_a_spool_folder_in_use_is_not_adopted(tmp_path: Path) -> None:
+    running = Spool(tmp_path / "worker-1")
+    append_all(running, [(Record("traces", "protobuf", b"x"), [trace(1)])])
+    assert adopt(tmp_path, [tmp_path / "worker-1"]) == []
+    assert list((tmp_path / "worker-1").glob("segment-*.spool"))
+    running.close()

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 
@@ -28,6 +29,12 @@ from tests.test_durability import make_runs, send, wait_until
 
 Serve = Callable[..., ServeProcess]
 TWO = {"server": {"workers": 2}}
+
+
+@pytest.fixture(autouse=True)
+def two_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about two workers whatever the session's OTELGRADE_WORKERS (which overrides the config)."""
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
 
 
 def workers_of(server: ServeProcess) -> list[int]:
@@ -82,12 +89,12 @@ def test_a_worker_killed_is_started_again_and_grades_what_its_spool_held(serve: 
     assert server.stop() == 0
 
 
-def test_the_environment_chooses_the_number_of_workers(serve: Serve, tmp_path: Path) -> None:
-    os.environ[WORKERS_ENV] = "1"
-    try:
-        single = serve(TWO)
-    finally:
-        del os.environ[WORKERS_ENV]
+def test_the_environment_chooses_the_number_of_workers(
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(WORKERS_ENV, "1")
+    single = serve(TWO)
+    monkeypatch.undo()
     assert workers_of(single) == []
     assert single.stop() == 0
     config = tmp_path / "otelgrade.yaml"
@@ -122,13 +129,22 @@ def test_the_turns_of_a_conversation_meet_in_the_worker_that_owns_it(serve: Serv
     ]
 
 
-def test_fewer_workers_than_the_spool_holds_requests_of_are_named_at_start(serve: Serve, tmp_path: Path) -> None:
+def test_requests_spooled_by_workers_that_no_longer_run_are_graded_by_worker_0(
+    serve: Serve, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     spool = tmp_path / "spool"
-    first = serve({**TWO, "durability": {"spool_dir": str(spool)}, "assembly": {"settle": "60s"}})
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    first = serve({"durability": {"spool_dir": str(spool)}, "assembly": {"settle": "60s", "idle_timeout": "120s"}})
     http = HttpSpanExporter(endpoint=f"{first.http_url}/v1/traces", timeout=5)
     acknowledged: list[str] = []
-    send(http, make_runs(20), acknowledged)  # held by both workers, settling for a minute
+    send(http, make_runs(30), acknowledged)  # held by all three workers, settling for a minute
     first.kill()
-    second = serve({"server": {"workers": 1}, "durability": {"spool_dir": str(spool)}})
-    assert f"the spool holds requests of workers that do not run now ({spool / 'worker-1'})" in second.log()
+    held = {w for w in (1, 2) if list((spool / f"worker-{w}").glob("segment-*.spool"))}
+    assert held == {1, 2}, "each worker spooled the runs it owns"
+    monkeypatch.setenv(WORKERS_ENV, "2")  # fewer workers now: worker 2's spool is worker 0's to replay
+    second = serve({"durability": {"spool_dir": str(spool)}})
+    wait_until(lambda: len(second.grades()) >= 30, 30, "every acknowledged run graded")
+    assert collections.Counter(g["trace_id"] for g in second.grades()) == collections.Counter(acknowledged)
+    assert not (spool / "worker-2").exists()
+    assert f"spool {spool / 'worker-2'}: 1 segment(s) of a grading worker that does not run now" in second.log()
     assert second.stop() == 0

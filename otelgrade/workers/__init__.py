@@ -9,9 +9,11 @@ import sys
 from pathlib import Path
 
 from otelgrade.config import Config, load_config
+from otelgrade.conversations import Journal
 from otelgrade.errors import ConfigError
 from otelgrade.server import _setup_logging
 from otelgrade.server import run as run_single
+from otelgrade.spool import adopt
 
 
 def run(config_path: str | None) -> int:
@@ -23,7 +25,7 @@ def run(config_path: str | None) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"otelgrade: {exc}", file=sys.stderr)
         return 2
-    _warn_of_spools_left(config, count)
+    _adopt_spools_left(config, count)
     if count == 1:
         return run_single(config_path)
     from otelgrade.workers.front import serve
@@ -31,21 +33,25 @@ def run(config_path: str | None) -> int:
     return serve(config, config_path, count)
 
 
-def _warn_of_spools_left(config: Config, count: int) -> None:
-    """Say so when the spool holds requests of workers that will not run (the service ran with more of them):
-    nothing replays them until it runs with that many again."""
+def _adopt_spools_left(config: Config, count: int) -> None:
+    """Requests spooled by workers that will not run now (the service ran with more of them), and the conversation
+    turns they held, go to worker 0's spool (`spool_dir` itself), whose replay grades them: a run acknowledged is
+    graded whatever the worker count."""
     if not config.durability.spool_dir:
         return
+    spool_dir = Path(config.durability.spool_dir)
     left = sorted(
-        str(folder)
-        for folder in Path(config.durability.spool_dir).glob("worker-*")
-        if folder.name.removeprefix("worker-").isdigit()
-        and int(folder.name.removeprefix("worker-")) >= count
-        and any(folder.glob("segment-*.spool"))
+        (folder for folder in spool_dir.glob("worker-*") if folder.name.removeprefix("worker-").isdigit()),
+        key=lambda folder: int(folder.name.removeprefix("worker-")),
     )
-    if left:
-        logging.getLogger("otelgrade").warning(
-            "the spool holds requests of workers that do not run now (%s): run with as many workers as before "
-            "(server.workers or OTELGRADE_WORKERS) until otelgrade_spool_bytes is 0, then with fewer",
-            ", ".join(left),
-        )
+    if left := [folder for folder in left if int(folder.name.removeprefix("worker-")) >= count]:
+        try:
+            adopt(spool_dir, left, journals=(Journal.NAME,))
+        except OSError as exc:  # left where it is: adopted at a later start
+            logging.getLogger("otelgrade").error(
+                "cannot move the spool of workers that do not run now (%s) to %s: %s; run with as many workers as "
+                "before (server.workers or OTELGRADE_WORKERS) until otelgrade_spool_bytes is 0",
+                ", ".join(map(str, left)),
+                spool_dir,
+                exc,
+            )
