@@ -25,7 +25,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -100,6 +100,9 @@ class Server:
         self.config = config
         self.config_path = config_path
         self.extra_receivers: list[Callable[[Ingest], Receiver]] = []  # started beside the configured ones
+        # Awaited at shutdown once what was held is graded, before open conversations are finished or kept (grading
+        # workers: until the turns the others route here have come), with the shutdown deadline.
+        self.before_finishing: Callable[[float], Awaitable[None]] | None = None
         self.clock = clock
         self.metrics = Metrics(label_limit=config.metrics.label_limit)
         with contextlib.suppress(ValueError):  # platforms without /proc
@@ -226,6 +229,8 @@ class Server:
         unanswered then are graded `error`, reason `shutdown`), then close the sinks and the spool."""
         if self._pending:
             await asyncio.gather(*self._pending, return_exceptions=True)
+        if self.before_finishing is not None and deadline is not None:
+            await self.before_finishing(deadline)
         if self.turn_router is not None:  # what is queued for the router, before the grading thread stops
             await asyncio.get_running_loop().run_in_executor(None, self.turn_router.close)
         if self.spool is None and self.pipeline.open_conversations():  # else the spool keeps them for the next start

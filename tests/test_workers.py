@@ -107,17 +107,24 @@ def test_the_environment_chooses_the_number_of_workers(
     assert f"{WORKERS_ENV}='two': write a whole number of workers from 1 to 256, or auto" in done.stderr
 
 
+def turns_in_both_workers(tracer: Any, conversation_id: str, at_least: int) -> list[int]:
+    """Turns of one conversation, at least `at_least` and until both workers got some (each turn is a trace of its
+    own): their trace ids."""
+    history: list[dict[str, Any]] = []
+    ids = {"gen_ai.conversation.id": conversation_id}
+    sent: list[int] = []
+    while len(sent) < at_least or len({owner(t.to_bytes(16, "big"), 2) for t in sent}) < 2:
+        n = len(sent)
+        sent.append(turn(tracer, history, f"Where is order {n}?", f"Order {n} shipped.", ["lookup_order"], ids))
+    return sent
+
+
 def test_the_turns_of_a_conversation_meet_in_the_worker_that_owns_it(serve: Serve) -> None:
     """Each turn is a trace of its own, so the turns of one conversation reach different workers; they are graded
     together, as one conversation, once."""
     server = serve({**TWO, "conversations": {"settle": "1s"}, "suites": [SUITE, TURNS]})
     provider, tracer = sdk(server)
-    history: list[dict[str, Any]] = []
-    ids = {"gen_ai.conversation.id": "conv-w"}
-    sent: list[int] = []
-    while len(sent) < 3 or len({owner(t.to_bytes(16, "big"), 2) for t in sent}) < 2:  # turns in both workers
-        n = len(sent)
-        sent.append(turn(tracer, history, f"Where is order {n}?", f"Order {n} shipped.", ["lookup_order"], ids))
+    sent = turns_in_both_workers(tracer, "conv-w", 3)
     provider.shutdown()
     server.wait_for_metric("otelgrade_conversations_graded_total", GRADED, 1)
     assert server.metric("otelgrade_runs_graded_total", {"suite": "turns"}) == len(sent)
@@ -148,3 +155,17 @@ def test_requests_spooled_by_workers_that_no_longer_run_are_graded_by_worker_0(
     assert not (spool / "worker-2").exists()
     assert f"spool {spool / 'worker-2'}: 1 segment(s) of a grading worker that does not run now" in second.log()
     assert second.stop() == 0
+
+
+def test_turns_graded_at_shutdown_reach_the_worker_that_owns_their_conversation(serve: Serve) -> None:
+    """At SIGTERM every worker grades the runs it holds, and hands those that are turns to the worker owning their
+    conversation: that worker holds them before it finishes the conversation, so it is graded with every turn."""
+    held = {"assembly": {"settle": "60s", "idle_timeout": "120s"}, "conversations": {"settle": "60s"}}
+    server = serve({**TWO, **held, "suites": [SUITE, TURNS]})
+    provider, tracer = sdk(server)
+    sent = turns_in_both_workers(tracer, "conv-stop", 4)
+    provider.shutdown()
+    assert server.metric("otelgrade_runs_graded_total") == 0  # every turn is still held, settling
+    assert server.stop() == 0
+    short = [g for g in server.grades() if g["level"] == "conversation" and g["grader"] == "short"]
+    assert [(g["outcome"], g["rationale"]) for g in short] == [("fail", f"{len(sent)} turn(s), at most 2 allowed")]

@@ -53,6 +53,7 @@ log = logging.getLogger("otelgrade")
 
 RESTART_DELAY_SECONDS = (0.1, 1.0, 5.0)  # before a worker that exited is started again (repeated exits wait longer)
 SCRAPE_TIMEOUT_SECONDS = 5.0
+DRAINED_CHECK_SECONDS = 0.02  # at shutdown, how often the receiving process looks whether every worker is drained
 
 
 class WorkerGone(RuntimeError):
@@ -69,6 +70,7 @@ class Worker:
         self.front = front
         self.proc: asyncio.subprocess.Process | None = None
         self.ready = asyncio.Event()
+        self.drained = asyncio.Event()  # shutting down: it graded what it held
         self.busy = False
         self.unmatched: UnmatchedRuns | None = None  # as the worker last told it
         self.restarts = 0
@@ -78,6 +80,7 @@ class Worker:
 
     async def start(self) -> None:
         self.ready.clear()
+        self.drained.clear()
         self.busy = False
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -167,6 +170,8 @@ class Worker:
             )
         elif kind == frames.BUSY:
             self.busy = payload == b"\1"
+        elif kind == frames.DRAINED:
+            self.drained.set()
         elif kind == frames.READY:
             self.restarts = 0
             self.ready.set()
@@ -344,6 +349,7 @@ class Front(Receiving):
         self._forward(signal.SIGTERM)
         limit = self.config.server.shutdown_timeout + 2 * STOP_GRACE_SECONDS
         running = [w for w in self.workers if w.proc is not None]
+        together = asyncio.create_task(self._finish_together(running))
         try:
             await asyncio.wait_for(asyncio.gather(*(w.wait() for w in running)), limit)
         except TimeoutError:
@@ -352,6 +358,18 @@ class Front(Receiving):
                     log.error("grading worker %d did not stop within %gs: killed", w.index, limit)
                     w.proc.kill()
             await asyncio.gather(*(w.wait() for w in running), return_exceptions=True)
+        together.cancel()
+
+    async def _finish_together(self, running: list[Worker]) -> None:
+        """Once every worker has graded what it held (or exited), tell them all to finish: each has then been handed
+        every conversation turn the others routed to it while grading (a worker's turns come up before its word
+        that it is done, and go down before the word to finish)."""
+
+        while any(w.alive and not w.drained.is_set() for w in running):
+            await asyncio.sleep(DRAINED_CHECK_SECONDS)
+        for worker in running:
+            if worker.alive:
+                worker.tell(frames.frame(frames.FINISH))
 
     async def _start_receivers(self) -> list[Receiver]:
         started: list[Receiver] = []

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -131,6 +131,8 @@ class PipeReceiver:
         self._reading: asyncio.Task[None] | None = None
         self._busy: asyncio.Task[None] | None = None
         self._told = b""  # what was last said of the runs not graded
+        self._closing = False  # shutting down: requests are refused, turns routed here still held
+        self._finish = asyncio.Event()  # every worker has graded what it held: no more turns come
 
     async def start(self) -> int:
         self._reading = asyncio.create_task(self._read())
@@ -139,11 +141,27 @@ class PipeReceiver:
         return 0
 
     async def stop(self) -> None:
-        for task in (self._reading, self._busy):
-            if task is not None:
-                task.cancel()
+        """Stop taking requests; the pipe is still read for the turns other workers route here while they grade
+        what they hold (until `finish`)."""
+        self._closing = True
+        if self._busy is not None:
+            self._busy.cancel()
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=5.0)
+
+    async def finish(self, deadline: float) -> None:
+        """At shutdown, once what this worker held is graded: say so, and wait (until `deadline`) for every worker
+        to have, so the turns they route here are held before conversations are finished or kept."""
+        self.uplink.send(frames.frame(frames.DRAINED))
+        try:
+            await asyncio.wait_for(self._finish.wait(), max(0.0, deadline - self.server.clock()))
+        except TimeoutError:
+            log.warning(
+                "shutdown: not every grading worker graded what it held within server.shutdown_timeout; conversation "
+                "turns routed here from now on are not held (counted in otelgrade_log_records_dropped_total)"
+            )
+        if self._reading is not None:
+            self._reading.cancel()
 
     async def _read(self) -> None:
         while (got := await frames.read_frame(self.reader)) is not None:
@@ -156,12 +174,18 @@ class PipeReceiver:
 
     def _take(self, kind: int, payload: bytes) -> None:
         """Act on one frame from the receiving process."""
-        if kind == frames.EXPORT:
+        if kind == frames.EXPORT and self._closing:
+            (request_id,) = frames.ID.unpack_from(payload)
+            refused = ExportResult(0, "otelgrade is shutting down; retry later")
+            self.uplink.send(frames.result_frame(request_id, frames.OVERLOADED, refused))
+        elif kind == frames.EXPORT:
             task = asyncio.create_task(self._export(payload))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         elif kind == frames.HOLD_TURN:
             self.server._turns_received([payload.decode()])
+        elif kind == frames.FINISH:
+            self._finish.set()
         elif kind == frames.SCRAPE:
             self._tell_unmatched()  # first: whoever reads these metrics then sees the page agree
             text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
@@ -220,8 +244,18 @@ async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd
             uplink.send(frames.turn_frame(run.conversation_id or "", run.model_dump_json().encode()))
 
         server.pipeline.grading.turn_router = route_turn
-    make: Callable[[Ingest], PipeReceiver] = lambda ingest: PipeReceiver(ingest, server, reader, uplink)  # noqa: E731
+    receivers: list[PipeReceiver] = []
+
+    def make(ingest: Ingest) -> PipeReceiver:
+        receivers.append(PipeReceiver(ingest, server, reader, uplink))
+        return receivers[-1]
+
+    async def finish(deadline: float) -> None:
+        for receiver in receivers:
+            await receiver.finish(deadline)
+
     server.extra_receivers.append(make)
+    server.before_finishing = finish
     code = await server.serve()
     await uplink.drain()
     transport.close()
