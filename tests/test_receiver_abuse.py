@@ -155,7 +155,9 @@ def test_grpc_messages_are_refused_before_they_are_read_while_the_receive_allowa
     grown = rss_mib(server) - before
     print(f"RSS {before:.0f} MiB -> +{grown:.0f} MiB after 40 20 MiB calls; worst /healthz {max(stalls) * 1000:.0f} ms")
     assert codes == ["UNAVAILABLE"] * 40
-    assert grown < 100 and max(stalls) < 0.5  # 800 MiB of messages were sent; none was read
+    # 800 MiB of messages were sent; none was read (reading them grew RSS by 985 MiB). What grpc's transport
+    # buffers before a call is refused varies with load: 5-28 MiB alone, up to 103 MiB inside the whole suite.
+    assert grown < 200 and max(stalls) < 0.5
     upload.sendall(run[-1000:])
     assert answer_status(upload, timeout=10) == 200  # the held upload completes
     upload.close()
