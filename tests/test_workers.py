@@ -69,7 +69,8 @@ def test_two_workers_grade_every_run_once_and_report_as_one_service(serve: Serve
     assert (spool / "graded.log").stat().st_size and (spool / "worker-1" / "graded.log").stat().st_size
     shown = json.loads(page(server, "/api/grades?limit=100"))
     assert {g["trace_id"] for g in shown["grades"]} == set(acknowledged)
-    assert acknowledged[0] in page(server, f"/runs/{acknowledged[0]}")
+    run_page = page(server, f"/runs/{acknowledged[0]}")  # read from what its worker sent once it is opened
+    assert acknowledged[0] in run_page and "lookup" in run_page  # the run's tool call
     assert server.stop() == 0
 
 

@@ -28,6 +28,7 @@ class Run:
     span_id: str
     trajectory: Trajectory | None = None
     grades: list[Grade] = field(default_factory=list)
+    trajectory_json: bytes = b""  # the trajectory not read yet (a grading worker sent it), read when shown
 
     @property
     def failing(self) -> bool:
@@ -161,6 +162,12 @@ class RunStore:
         with self._lock:
             self._run((held.trace_id, held.span_id)).trajectory = held
 
+    def hold_json(self, trace_id: str, span_id: str, trajectory_json: bytes) -> None:
+        """Hold a run as `hold` does, its trajectory as JSON: read only when its page is opened."""
+        with self._lock:
+            run = self._run((trace_id, span_id))
+            run.trajectory, run.trajectory_json = None, trajectory_json
+
     def write(self, grades: Sequence[Grade]) -> None:
         with self._lock:
             for grade in grades:
@@ -209,7 +216,7 @@ class RunStore:
         """The held runs of one trace, in the order they started (outer runs before nested ones)."""
         with self._lock:
             found = [
-                Run(run.trace_id, run.span_id, run.trajectory, list(run.grades))
+                Run(run.trace_id, run.span_id, _read(run), list(run.grades))
                 for runs in (self._passing, self._failing)
                 for run in runs.values()
                 if run.trace_id == trace_id
@@ -244,6 +251,13 @@ class RunStore:
                 (self._passing or self._failing).popitem(last=False)
             run = self._passing[key] = Run(*key)
         return run
+
+
+def _read(run: Run) -> Trajectory | None:
+    """The run's trajectory, read from its JSON the first time it is asked for."""
+    if run.trajectory is None and run.trajectory_json:
+        run.trajectory, run.trajectory_json = Trajectory.model_validate_json(run.trajectory_json), b""
+    return run.trajectory
 
 
 ATTRIBUTE_CHARS = 2000

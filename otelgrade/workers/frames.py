@@ -19,7 +19,7 @@ FINISH = 4  # shutting down: every worker has graded what it held, so no more tu
 # Worker -> receiving process.
 RESULT = 11  # a request's answer: RESULT_HEAD, the message
 METRICS = 12  # request id, the worker's metrics in the OpenMetrics text format
-RUN = 13  # a run about to be graded, as the grades page keeps it (trajectory JSON)
+RUN = 13  # a run about to be graded, as the grades page keeps it: RUN_HEAD, trace id, span id, trajectory JSON
 GRADES = 14  # a batch of grades (a JSON list of grade records)
 READY = 15  # replay done, requests are taken
 BUSY = 16  # one byte: 1 while the worker wants senders to back off, 0 once it does not
@@ -85,3 +85,20 @@ def read_turn(payload: bytes) -> tuple[bytes, bytes]:
     (length,) = TURN_HEAD.unpack_from(payload)
     start = TURN_HEAD.size + length
     return payload[TURN_HEAD.size : start], payload[start:]
+
+
+RUN_HEAD = struct.Struct("!BB")  # lengths of the trace id and the span id
+
+
+def run_frame(trace_id: str, span_id: str, trajectory_json: bytes) -> bytes:
+    """A run for the grades page: its ids up front, so the receiving process files it without reading the JSON."""
+    ids = trace_id.encode()[:255], span_id.encode()[:255]
+    return frame(RUN, RUN_HEAD.pack(*map(len, ids)), *ids, trajectory_json)
+
+
+def read_run(payload: bytes) -> tuple[str, str, bytes]:
+    """(trace id, span id, the trajectory JSON)."""
+    trace_length, span_length = RUN_HEAD.unpack_from(payload)
+    span_start = RUN_HEAD.size + trace_length
+    json_start = span_start + span_length
+    return payload[RUN_HEAD.size : span_start].decode(), payload[span_start:json_start].decode(), payload[json_start:]

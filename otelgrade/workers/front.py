@@ -44,7 +44,7 @@ from otelgrade.receivers.base import Encoding, Signal
 from otelgrade.results import Grade
 from otelgrade.server import STOP_GRACE_SECONDS
 from otelgrade.shard import ShardError, owner, split
-from otelgrade.trajectory import Conversation, Trajectory
+from otelgrade.trajectory import Conversation
 from otelgrade.ui import RunStore
 from otelgrade.workers import frames
 from otelgrade.workers.merge import Merged
@@ -151,8 +151,8 @@ class Worker:
             answer = self._waiting.get(request_id)
             if answer is not None and not answer.done():
                 answer.set_result((kind, payload))
-        elif kind == frames.RUN:
-            self.front.runs.hold(Trajectory.model_validate_json(payload))
+        elif kind == frames.RUN:  # read only if its page is opened
+            self.front.runs.hold_json(*frames.read_run(payload))
         elif kind == frames.CONVERSATION:
             self.front.runs.add_run(Conversation.model_validate_json(payload))
         elif kind == frames.GRADES:

@@ -112,7 +112,8 @@ class RunFeed(RunStore):
         if isinstance(trajectory, Conversation):  # the page lists its turns
             self.uplink.send(frames.frame(frames.CONVERSATION, trajectory.model_dump_json().encode()))
         else:
-            self.uplink.send(frames.frame(frames.RUN, slim(trajectory).model_dump_json().encode()))
+            page = slim(trajectory).model_dump_json().encode()
+            self.uplink.send(frames.run_frame(trajectory.trace_id, trajectory.span_id, page))
 
     def write(self, grades: Sequence[Grade]) -> None:
         if grades:
