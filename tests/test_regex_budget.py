@@ -129,7 +129,8 @@ def test_a_runaway_configured_pattern_grades_error_within_its_budget(
     took = time.monotonic() - began
     assert isinstance(result, GradeResult)
     assert result.outcome == "error" and result.metadata["reason"] == "regex_timeout", result
-    assert took < 5.0, f"{grader_type} took {took:.1f}s"
+    # left alone a runaway takes hours; the budget is 2 s, the rest is slack for a loaded machine
+    assert took < 10.0, f"{grader_type} took {took:.1f}s"
 
 
 def test_patterns_keep_pythons_syntax_and_messages() -> None:
@@ -151,9 +152,9 @@ def test_the_runs_of_one_trace_share_one_regex_budget_and_a_huge_pattern_is_not_
     hostile = send_run(server, RUNAWAY, HOSTILE, nested=40)  # forty runs in one small request, each a runaway
     began = time.monotonic()
     plain = send_run(server, "^a+!$", HOSTILE)
-    assert wait_for_grade(server, plain, timeout=10) is not None, "a plain run waited behind a hostile trace"
+    assert wait_for_grade(server, plain, timeout=20) is not None, "a plain run waited behind a hostile trace"
     delay = time.monotonic() - began
-    assert delay < 5.0, f"a plain run was graded {delay:.1f}s after it was sent"  # settle + the trace's budget
+    assert delay < 10.0, f"a plain run was graded {delay:.1f}s after it was sent"  # settle + the trace's budget
     hostile_grades = [g for g in server.grades() if g["trace_id"] == hostile]
     assert hostile_grades and all(g["outcome"] == "error" for g in hostile_grades)
 
