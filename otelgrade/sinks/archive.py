@@ -154,11 +154,6 @@ class ArchiveSink:
                 exc,
             )
 
-    def held_traces(self) -> list[str]:
-        """The trace ids held while their verdicts come, oldest first."""
-        with self._lock:
-            return list(self._held)
-
     def flush(self) -> None:
         return None
 
