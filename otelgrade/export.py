@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from otelgrade.gathering import GradedRun
 from otelgrade.metrics import Metrics
 from otelgrade.results import OUTCOMES, Grade
-from otelgrade.sinks import RunSink, Sink
+from otelgrade.sinks import ClosingSink, RunSink, Sink
 
 log = logging.getLogger(__name__)
 
@@ -90,3 +91,14 @@ class Exporter:
     def close(self) -> None:
         for sink in self.sinks:
             sink.close()
+
+    def finish(self, seconds: float) -> None:
+        """Flush and close every sink at shutdown, the ones that deliver over the network within `seconds` in all
+        (what is left of `server.shutdown_timeout`), whatever their endpoints do."""
+        end = time.monotonic() + seconds
+        for sink in self.sinks:
+            if isinstance(sink, ClosingSink):
+                sink.close_within(max(0.0, end - time.monotonic()))
+            else:
+                sink.flush()
+                sink.close()

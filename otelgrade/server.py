@@ -246,8 +246,11 @@ class Server:
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(self._grading, self.pipeline.tick, math.inf)  # runs whose judges did not answer
-            await loop.run_in_executor(self._grading, self.exporter.flush)
-            await loop.run_in_executor(self._grading, self.exporter.close)
+            if deadline is None:
+                await loop.run_in_executor(self._grading, self.exporter.flush)
+                await loop.run_in_executor(self._grading, self.exporter.close)
+            else:
+                await loop.run_in_executor(self._grading, self.exporter.finish, max(0.0, deadline - self.clock()))
         except Exception:
             log.exception("closing the sinks failed")
         self._grading.shutdown(wait=True)

@@ -212,7 +212,7 @@ def test_retry_after_in_seconds_or_as_a_date() -> None:
     assert retry_after("7", now) == 7.0
     assert retry_after("Mon, 24 Nov 2025 16:00:30 GMT", now) == 30.0
     assert retry_after("Mon, 24 Nov 2025 15:00:00 GMT", now) == 0.0  # already past
-    assert retry_after("86400", now) == 3600.0  # at most an hour
+    assert retry_after("86400", now) == 120.0  # at most `max_retry_after`, two minutes by default
     assert retry_after("soon", now) is None and retry_after(None, now) is None
 
 

@@ -58,6 +58,15 @@ class RetryingSink(Sink, Protocol):
 
 
 @runtime_checkable
+class ClosingSink(Sink, Protocol):
+    """A sink that delivers over the network: at shutdown it is given a time limit, whatever its endpoint does."""
+
+    def close_within(self, seconds: float) -> None:
+        """Flush and close within `seconds`; what it could not deliver by then is counted and logged."""
+        ...
+
+
+@runtime_checkable
 class TraceSink(Sink, Protocol):
     """A sink that also keeps the received spans of the traces it sees graded (the traffic archive)."""
 
@@ -137,6 +146,7 @@ for _module in pkgutil.iter_modules(__path__):
 
 __all__ = [
     "SINK_TYPES",
+    "ClosingSink",
     "RecallingSink",
     "RetryingSink",
     "RunSink",

@@ -10,6 +10,7 @@ HTTP for `http(s)://` endpoints), on a private tracer provider; `write` never bl
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -25,6 +26,8 @@ from otelgrade.metrics import Metrics
 from otelgrade.results import Grade
 from otelgrade.sinks import Sink, SinkSettings, sink_type
 from otelgrade.sinks._burst import ErrorBurst
+
+log = logging.getLogger("otelgrade.sinks")
 
 # OpenTelemetry GenAI semantic conventions (development status): evaluation results.
 EVALUATION_EVENT = "gen_ai.evaluation.result"
@@ -152,7 +155,10 @@ class OtlpSink:
         self.endpoint = endpoint
         self._errors = ErrorBurst("otlp", metrics)
         inner = exporter if exporter is not None else make_exporter(endpoint, insecure)
-        self._provider = TracerProvider(resource=Resource.create({"service.name": "otelgrade"}), sampler=ALWAYS_ON)
+        # closed by `close`, not again at exit, where an endpoint that does not answer would hold the process
+        self._provider = TracerProvider(
+            resource=Resource.create({"service.name": "otelgrade"}), sampler=ALWAYS_ON, shutdown_on_exit=False
+        )
         self._provider.add_span_processor(
             BatchSpanProcessor(
                 _CountingExporter(inner, self._errors),
@@ -222,3 +228,17 @@ class OtlpSink:
             self._provider.shutdown()
         except Exception as exc:
             self._errors.failed(0, exc)
+
+    def close_within(self, seconds: float) -> None:
+        """Export what is batched and close, within `seconds`: past them, an endpoint that does not answer is left
+        to the exporter's own thread, and what it still held is lost (logged)."""
+        closing = threading.Thread(target=self.close, name="otelgrade-otlp-close", daemon=True)
+        closing.start()
+        closing.join(seconds)
+        if closing.is_alive():
+            log.warning(
+                "otlp sink: %s did not take the last grades within %gs at shutdown (what was left of "
+                "server.shutdown_timeout); grades still batched are lost",
+                self.endpoint,
+                seconds,
+            )

@@ -4,10 +4,12 @@ to a URL: a chat channel's incoming webhook, a review queue, a ticketing bridge.
 The message (`schema: 1`, documented in docs/operations.md) holds the run's matching grade records as they are,
 a bounded summary of the run and a link to its page. Delivery runs on a thread of its own behind a bounded queue, so
 grading never waits for it: a deterministic sample by trace id, a rate limit, retries with exponential backoff on
-connection errors, 408, 429 and 5xx (a `Retry-After` is honoured), none on other 4xx; what it gives up on is counted
-in `otelgrade_sink_dropped_total{sink,reason}`. Each message carries an idempotency key, the same on every retry,
-replica and restart, so a receiver keeps each run once. At shutdown the queue is flushed for at most
-`shutdown_flush` seconds.
+connection errors, timeouts, 408, 429 and 5xx (a `Retry-After` is honoured up to `max_retry_after`), none on other
+4xx or on a redirect (not followed); what it gives up on is counted in `otelgrade_sink_dropped_total{sink,reason}`.
+Each attempt has one deadline, `timeout`, for connecting, sending and the answer, of which at most a few KiB are read
+(`otelgrade.sinks._delivery`). Each message carries an idempotency key, the same on every retry, replica and
+restart, so a receiver keeps each run once. At shutdown the queue is flushed for at most `shutdown_flush` seconds,
+or what is left of `server.shutdown_timeout` (`close_within`); what is left is counted and logged.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import hashlib
 import hmac
 import json
 import logging
+import math
 import os
 import threading
 import time
@@ -35,14 +38,16 @@ from otelgrade.results import OUTCOMES, Grade, Level, Outcome
 from otelgrade.settings import Duration
 from otelgrade.sinks import Sink, SinkSettings, sink_type
 from otelgrade.sinks._burst import ErrorBurst
+from otelgrade.sinks._delivery import Answer, DeliveryCancelled, DeliveryTimeout, Poster
 from otelgrade.trajectory import Conversation
 
 log = logging.getLogger("otelgrade.sinks")
 
 SCHEMA = 1
 DROP_REASONS = ("queue_full", "rejected", "gave_up", "shutdown", "unencodable")
+CANCEL_GRACE = 1.0  # seconds for the sender to notice its attempt was ended at shutdown
 MAX_ITEMS = 20  # of a list inside a grade record (a judge's metadata): the rest are counted, not sent
-MAX_RETRY_AFTER = 3600.0  # seconds; a longer Retry-After is taken as this
+DEFAULT_MAX_RETRY_AFTER = 120.0  # seconds; a longer Retry-After is taken as `max_retry_after`
 
 
 @sink_type("webhook")
@@ -60,7 +65,8 @@ class WebhookSinkSettings(SinkSettings):
     sample: float = Field(1.0, ge=0.0, le=1.0)  # the share of such runs sent, chosen by trace id
     max_per_second: float = Field(1.0, gt=0)  # messages (retries included); bursts up to one second's worth
     queue_size: int = Field(1000, gt=0)  # messages waiting; past it new ones are dropped and counted
-    timeout: Duration = Field(10.0, gt=0)  # per request
+    timeout: Duration = Field(10.0, gt=0)  # per attempt: connecting, sending and the answer together
+    max_retry_after: Duration = Field(DEFAULT_MAX_RETRY_AFTER, ge=0)  # the longest `Retry-After` waited out
     max_retries: int = Field(8, ge=0)
     backoff: Duration = Field(1.0, gt=0)  # the first retry's delay, doubled each time
     max_backoff: Duration = Field(60.0, gt=0)
@@ -128,7 +134,8 @@ class WebhookSink:
         self._tokens = max(1.0, settings.max_per_second)
         self._refilled = clock()
         self._retrying = False  # an outage is being retried (said once, and once when it ends)
-        self._client = httpx2.Client(timeout=settings.timeout, headers={"User-Agent": "otelgrade"})
+        self._lost_at_shutdown = 0  # messages dropped while being delivered when shutdown's flush ended
+        self._poster = Poster({"User-Agent": "otelgrade"})
         self._sender = threading.Thread(target=self._send_all, name=f"otelgrade-{name}", daemon=True)
         self._sender.start()
 
@@ -167,18 +174,33 @@ class WebhookSink:
 
     def close(self) -> None:
         """Deliver what waits for at most `shutdown_flush` seconds; count the rest as dropped (`shutdown`)."""
+        self.close_within(self.settings.shutdown_flush)
+
+    def close_within(self, seconds: float) -> None:
+        """Deliver what waits for at most `seconds` (and at most `shutdown_flush`): the attempt in flight then is
+        ended, whatever its endpoint does; what is left is counted as dropped (`shutdown`) and logged."""
+        flush = max(0.0, min(seconds, self.settings.shutdown_flush))
         with self._wake:
             if self._closing:
                 return
             self._closing = True
-            self._flush_until = self.clock() + self.settings.shutdown_flush
+            self._flush_until = self.clock() + flush
             self._wake.notify_all()
-        self._sender.join(timeout=self.settings.shutdown_flush + self.settings.timeout + 1)
+        self._sender.join(timeout=flush)
+        self._poster.cancel()  # an attempt still in flight: its message is counted below or by the sender
+        self._sender.join(timeout=CANCEL_GRACE)
         with self._wake:
             left, self._queue = list(self._queue), deque()
         for waiting in left:
             self._drop("shutdown", waiting.grades, "not delivered within shutdown_flush")
-        self._client.close()
+        if left or self._lost_at_shutdown:
+            log.warning(
+                "%s sink: %d message(s) not delivered at shutdown (within shutdown_flush, %gs, or what was left of "
+                'server.shutdown_timeout); counted in otelgrade_sink_dropped_total{reason="shutdown"}',
+                self.settings.name,
+                len(left) + self._lost_at_shutdown,
+                self.settings.shutdown_flush,
+            )
 
     @property
     def waiting(self) -> int:
@@ -199,30 +221,36 @@ class WebhookSink:
     # --- delivery (the sender thread)
 
     def _send_all(self) -> None:
-        while True:
-            with self._wake:
-                while not self._queue and not self._closing:
-                    self._wake.wait()
-                if not self._queue or self._past_flush():
-                    return
-                head = self._queue[0]
-            self._deliver(head)
-            with self._wake:
-                if self._queue and self._queue[0] is head:
-                    self._queue.popleft()
+        try:
+            while True:
+                with self._wake:
+                    while not self._queue and not self._closing:
+                        self._wake.wait()
+                    if not self._queue or self._past_flush():
+                        return
+                    head = self._queue[0]
+                self._deliver(head)
+                with self._wake:
+                    if self._queue and self._queue[0] is head:
+                        self._queue.popleft()
+        finally:
+            self._poster.close()
 
     def _deliver(self, msg: Message) -> None:
         s = self.settings
         for attempt in range(s.max_retries + 1):
             if not self._pace():
-                self._drop("shutdown", msg.grades, "not delivered within shutdown_flush")
+                self._shutdown_drop(msg)
                 return
             try:
-                response = self._client.post(s.url, content=msg.body, headers=self._headers(msg))
-            except httpx2.HTTPError as exc:
+                answer = self._poster.post(s.url, msg.body, self._headers(msg), self._attempt_seconds())
+            except DeliveryCancelled:
+                self._shutdown_drop(msg)
+                return
+            except (httpx2.HTTPError, DeliveryTimeout) as exc:
                 problem, wait = f"{type(exc).__name__}: {exc}", None
             else:
-                status = response.status_code
+                status = answer.status
                 if 200 <= status < 300:
                     self._delivered.inc()
                     self._errors.succeeded()
@@ -230,20 +258,30 @@ class WebhookSink:
                         self._retrying = False
                         log.warning("%s sink: delivering again", s.name)
                     return
-                problem = f"HTTP {status}: {response.text[:200]}"
+                problem = _problem(answer)
                 if status not in (408, 429) and status < 500:
-                    self._drop("rejected", msg.grades, f"{problem} (not retried: fix the url, headers or receiver)")
+                    self._drop("rejected", msg.grades, problem)
                     return
-                wait = retry_after(response.headers.get("retry-after"), self.wall())
+                wait = retry_after(answer.headers.get("retry-after"), self.wall(), s.max_retry_after)
             if attempt == s.max_retries:
                 break
             if not self._retrying:
                 self._retrying = True
                 log.warning("%s sink: %s; retrying with backoff", s.name, problem)
             if not self._sleep(wait if wait is not None else min(s.max_backoff, s.backoff * 2**attempt)):
-                self._drop("shutdown", msg.grades, "not delivered within shutdown_flush")
+                self._shutdown_drop(msg)
                 return
         self._drop("gave_up", msg.grades, f"{problem} after {s.max_retries + 1} attempt(s)")
+
+    def _attempt_seconds(self) -> float:
+        """One attempt's deadline: `timeout`, cut short by the end of shutdown's flush."""
+        left = self._flush_until - self.clock() if self._closing else math.inf
+        return min(self.settings.timeout, left)
+
+    def _shutdown_drop(self, msg: Message) -> None:
+        """The message being delivered when shutdown's flush time ended (counted, and logged by `close_within`)."""
+        self._lost_at_shutdown += 1
+        self._drop("shutdown", msg.grades, "not delivered within shutdown_flush")
 
     def _headers(self, msg: Message) -> dict[str, str]:
         headers = {**self.settings.headers, "Content-Type": "application/json", "Idempotency-Key": msg.key}
@@ -363,15 +401,29 @@ def _cut(text: str | None, chars: int) -> str | None:
     return f"{text[:chars]}… [{len(text) - chars} more characters not sent]"
 
 
-def retry_after(value: str | None, now: float) -> float | None:
-    """Seconds from a `Retry-After` header (seconds or an HTTP date), at most MAX_RETRY_AFTER."""
+def retry_after(value: str | None, now: float, cap: float = DEFAULT_MAX_RETRY_AFTER) -> float | None:
+    """Seconds from a `Retry-After` header (seconds or an HTTP date), at most `cap`."""
     if value is None:
         return None
     try:
-        return min(MAX_RETRY_AFTER, max(0.0, float(value)))
+        return min(cap, max(0.0, float(value)))
     except ValueError:
         pass
     try:
-        return min(MAX_RETRY_AFTER, max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - now))
+        return min(cap, max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - now))
     except (TypeError, ValueError):
         return None
+
+
+def _problem(answer: Answer) -> str:
+    """What a receiver's answer other than 2xx says, and what to do about it."""
+    said = " ".join(answer.excerpt[:200].split())
+    if 300 <= answer.status < 400:
+        where = answer.headers.get("location", "(no Location header)")
+        return (
+            f"HTTP {answer.status}: redirect to {where} not followed (a redirect would carry the message and its "
+            "headers somewhere not configured): set the sink's url to where the receiver now is"
+        )
+    if answer.status in (408, 429) or answer.status >= 500:
+        return f"HTTP {answer.status}: {said}"
+    return f"HTTP {answer.status}: {said} (not retried: fix the url, headers or receiver)"
