@@ -15,6 +15,7 @@ from otelgrade.config import Config
 from otelgrade.grading import UnmatchedRuns
 from otelgrade.metrics import Metrics
 from otelgrade.receivers import Access, split_address, unauthorized
+from otelgrade.receivers.connections import ConnectionLimits, LimitedSite
 from otelgrade.ui import RunStore, add_grade_pages, page_address
 
 log = logging.getLogger("otelgrade")
@@ -59,9 +60,11 @@ class Admin:
         app.router.add_get("/readyz", self._readyz)
         add_grade_pages(app, self.runs, self.config.ui, self.unmatched)
         self.metrics.grades_page.labels(page_address(self.config.ui, host, port, access.scheme == "https")).set(1)
-        runner = web.AppRunner(app, access_log=None)
+        metrics = self.config.metrics
+        limits = ConnectionLimits(metrics.header_timeout, metrics.max_connections, setting="metrics")
+        runner = web.AppRunner(app, access_log=None, **limits.runner_args())
         await runner.setup()
-        await web.TCPSite(runner, host, port, reuse_address=True, ssl_context=access.ssl_context()).start()
+        await LimitedSite(runner, host, port, limits, reuse_address=True, ssl_context=access.ssl_context()).start()
         log.info("metrics on %s://%s:%d/metrics (/healthz, /readyz); grades page on /", access.scheme, host, port)
         return runner
 
@@ -81,3 +84,9 @@ class Admin:
         if self.ready():
             return web.Response(text="ready\n")
         return web.Response(status=503, text="not ready\n")
+
+
+def receiver_limits(config: Config) -> ConnectionLimits:
+    """The connection limits of the OTLP ports (`receivers:`)."""
+    receivers = config.receivers
+    return ConnectionLimits(receivers.header_timeout, receivers.max_connections, setting="receivers")

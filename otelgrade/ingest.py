@@ -25,6 +25,7 @@ from otelgrade.assemble import Assembler
 from otelgrade.decode import DecodedLogs, DecodedTraces, DecodeError, decode_logs, decode_traces
 from otelgrade.metrics import Metrics
 from otelgrade.receivers import Encoding, ExportResult, InvalidRequest, Overloaded, Signal, receiver_types
+from otelgrade.receivers.connections import ConnectionLimits
 from otelgrade.spans import LogEvent, ReceivedSpan
 from otelgrade.spool import Record, Spool
 
@@ -45,6 +46,8 @@ def _describe(rejected: dict[str, int], noun: str) -> str:
 
 class Receiving:
     """The bytes of request bodies being received at once, bounded by `max_bytes_receiving`."""
+
+    connection_limits = ConnectionLimits()  # the server sets `receivers:`'s
 
     def __init__(self, metrics: Metrics, max_bytes_receiving: int) -> None:
         self.metrics = metrics

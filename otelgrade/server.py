@@ -31,7 +31,7 @@ from typing import Any
 
 from prometheus_client import ProcessCollector
 
-from otelgrade.admin import Admin, pages_url
+from otelgrade.admin import Admin, pages_url, receiver_limits
 from otelgrade.assemble import Assembler, CompletedTrace
 from otelgrade.backpressure import Backpressure, release_memory
 from otelgrade.config import Config, load_config
@@ -127,6 +127,7 @@ class Server:
             max_bytes_receiving=config.limits.max_bytes_receiving,
             body_read_timeout=config.receivers.body_read_timeout,
         )
+        self.ingest.connection_limits = receiver_limits(config)
         self._pending: set[asyncio.Future[Any]] = set()
         self.reloader = Reloader(config_path, self.metrics, clock)
         self.runs = runs if runs is not None else RunStore(config.ui.keep)  # the grades page's runs

@@ -133,6 +133,10 @@ class ReceiverSettings(BaseModel):
     # How long a request body (a gRPC message) may take to arrive once its headers have: past it, HTTP 408 /
     # DEADLINE_EXCEEDED, so senders that trickle cannot hold connections and the receive allowance for long.
     body_read_timeout: Duration = Field(30.0, gt=0)
+    # How long a connection may take to send a whole request's headers (of connecting, or of its last answer; for
+    # gRPC, its handshake): past it, it is closed. At most `max_connections` are open on each port.
+    header_timeout: Duration = Field(10.0, gt=0)
+    max_connections: int = Field(400, gt=0)
     tls: TlsSettings | None = None
     auth: AuthSettings | None = None
 
@@ -142,6 +146,8 @@ class MetricsSettings(Strict):
 
     endpoint: str | None = "localhost:9464"
     label_limit: int = Field(200, gt=0)  # series of otelgrade_runs_total{service,agent}, in all; then "other"
+    header_timeout: Duration = Field(10.0, gt=0)  # as receivers.header_timeout, on this port
+    max_connections: int = Field(100, gt=0)
     tls: TlsSettings | None = None
     auth: AuthSettings | None = None
 

@@ -19,6 +19,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.metrics import Metrics
 from otelgrade.receivers.access import Access
+from otelgrade.receivers.connections import ConnectionLimits
 from otelgrade.registry import Registry
 
 Signal = Literal["traces", "logs"]
@@ -59,6 +60,7 @@ class Ingest(Protocol):
     metrics: Metrics
     max_request_bytes: int
     body_read_timeout: float  # seconds a request body (or gRPC message) may take to arrive
+    connection_limits: ConnectionLimits  # how long a connection may take to send its headers, how many are open
 
     def busy(self) -> bool:
         """True while senders should back off (answer 503 / UNAVAILABLE before reading the body)."""

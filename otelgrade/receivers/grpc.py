@@ -9,7 +9,8 @@ Each call is handled as a request stream, so its message is read only once the c
 one without the configured bearer token (`authorization` metadata) is answered UNAUTHENTICATED, and
 one for which the receive allowance has no room for a message of `max_request_bytes` UNAVAILABLE,
 both before grpc reads (and holds) the message. A message that has not arrived within
-`body_read_timeout` is answered DEADLINE_EXCEEDED.
+`body_read_timeout` is answered DEADLINE_EXCEEDED. Connections are bounded by grpcio's own options
+(`connection_options`): a handshake within `header_timeout`, at most `max_connections`, idle ones closed.
 """
 
 from __future__ import annotations
@@ -36,11 +37,14 @@ from otelgrade.receivers.base import (
     receiver_type,
     safe_message,
 )
+from otelgrade.receivers.connections import ConnectionLimits
 from otelgrade.settings import TlsSettings
 
 log = logging.getLogger(__name__)
 
 PROTOCOL = "grpc"
+IDLE_SECONDS = 300  # a connection without a call this long is closed (senders reconnect when they next export)
+KEEPALIVE_SECONDS = 60  # a connection silent this long is pinged; one that does not answer is closed
 UNAUTHENTICATED = "missing or wrong bearer token: send the metadata `authorization: Bearer <token>`"
 
 
@@ -125,6 +129,18 @@ def _credentials(tls: TlsSettings) -> grpc.ServerCredentials:
     return grpc.ssl_server_credentials([key_and_cert], root_certificates=ca, require_client_auth=ca is not None)
 
 
+def connection_options(limits: ConnectionLimits) -> list[tuple[str, int]]:
+    """grpcio's own bounds on connections: the handshake within `header_timeout`, at most `max_connections` open,
+    an idle one closed after `IDLE_SECONDS`, a silent peer found by keep-alive pings."""
+    return [
+        ("grpc.server_handshake_timeout_ms", int(limits.header_timeout * 1000)),
+        ("grpc.max_allowed_incoming_connections", limits.max_connections),
+        ("grpc.max_connection_idle_ms", IDLE_SECONDS * 1000),
+        ("grpc.keepalive_time_ms", KEEPALIVE_SECONDS * 1000),
+        ("grpc.keepalive_timeout_ms", int(max(limits.header_timeout, 1.0) * 1000)),
+    ]
+
+
 @receiver_type("grpc", "localhost:4317")
 def grpc_receiver(address: str, ingest: Ingest, access: Access = OPEN) -> Receiver:
     return GrpcReceiver(ingest, address, access)
@@ -140,6 +156,7 @@ class GrpcReceiver:
             options=[
                 ("grpc.max_receive_message_length", ingest.max_request_bytes),
                 ("grpc.max_send_message_length", 4 * 1024 * 1024),
+                *connection_options(ingest.connection_limits),
             ]
         )
         self._server.add_generic_rpc_handlers(

@@ -38,6 +38,7 @@ from otelgrade.receivers.base import (
     safe_message,
     split_address,
 )
+from otelgrade.receivers.connections import LimitedSite
 
 log = logging.getLogger(__name__)
 
@@ -105,14 +106,15 @@ class HttpReceiver:
         self.app.router.add_post("/v1/traces", self._traces)
         self.app.router.add_post("/v1/logs", self._logs)
         # auto_decompress=False: aiohttp would inflate gzip bodies itself, without our cap.
-        self._runner = web.AppRunner(self.app, auto_decompress=False, access_log=None)
+        self._limits = ingest.connection_limits
+        self._runner = web.AppRunner(self.app, auto_decompress=False, access_log=None, **self._limits.runner_args())
         self._site: web.TCPSite | None = None
 
     async def start(self) -> int:
         host, port = split_address(self.address)
         await self._runner.setup()
-        self._site = web.TCPSite(
-            self._runner, host or None, port, reuse_address=True, ssl_context=self._access.ssl_context()
+        self._site = LimitedSite(
+            self._runner, host or None, port, self._limits, reuse_address=True, ssl_context=self._access.ssl_context()
         )
         await self._site.start()
         server: Any = self._site._server

@@ -26,7 +26,7 @@ from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.openmetrics.exposition import generate_latest
 
-from otelgrade.admin import Admin
+from otelgrade.admin import Admin, receiver_limits
 from otelgrade.config import Config, load_config
 from otelgrade.decode import DecodeError, protobuf_request
 from otelgrade.grading import UNMATCHED_KINDS, UnmatchedRuns
@@ -197,6 +197,7 @@ class Front(Receiving):
         self.config_path = config_path
         self.max_request_bytes = config.receivers.max_request_bytes
         self.body_read_timeout = config.receivers.body_read_timeout
+        self.connection_limits = receiver_limits(config)
         self.runs = RunStore(config.ui.keep)
         self.workers = [Worker(i, count, config_path, self) for i in range(count)]
         self.ready = False
