@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -95,8 +95,9 @@ class _Tally:
         return GradeResult.skipped("estimated, not asked")
 
 
-def estimate(config: Config, runs: Sequence[Trajectory], judge_sample: float | None = None) -> list[JudgeCost]:
-    """Every judge of the config, with the calls it would make on these runs and their cost."""
+def estimate(config: Config, runs: Iterable[Trajectory], judge_sample: float | None = None) -> list[JudgeCost]:
+    """Every judge of the config, with the calls it would make on these runs and their cost (the runs are read
+    once: only conversations' request runs are kept, for the suites that grade conversations)."""
     override = SampleRates(judge_sample) if judge_sample is not None else None
     tallies = [_Tally(s.name, config.judge, override) for s in config.suites]
     suites = [
@@ -104,10 +105,13 @@ def estimate(config: Config, runs: Sequence[Trajectory], judge_sample: float | N
         for s, tally in zip(config.suites, tallies, strict=True)
     ]
     grading = Grading(suites, lambda grades: None, Metrics())
+    turns = []
     for run in runs:
         grading.grade(run)
+        if run.conversation_id is not None and run.parent_span_id is None:
+            turns.append(run)
     if grading.grades_conversations():  # the tally answers at once: nothing is awaited
-        asyncio.run(grading.grade_conversations_and_wait(runs))
+        asyncio.run(grading.grade_conversations_and_wait(turns))
     return [cost for tally in tallies for cost in tally.costs.values()]
 
 
@@ -138,9 +142,10 @@ def total_usd(costs: Sequence[JudgeCost]) -> str:
 
 def since(runs: Sequence[Trajectory], cutoff: float) -> list[Trajectory]:
     """The runs that ended (else started) at or after `cutoff` (a Unix time); a run with neither time is kept."""
-    kept = []
-    for run in runs:
-        stamp = run.end_time or run.start_time
-        if stamp is None or datetime.fromisoformat(stamp).timestamp() >= cutoff:
-            kept.append(run)
-    return kept
+    return [run for run in runs if ended_after(run, cutoff)]
+
+
+def ended_after(run: Trajectory, cutoff: float) -> bool:
+    """Whether the run ended (else started) at or after `cutoff` (a Unix time); a run with neither time is kept."""
+    stamp = run.end_time or run.start_time
+    return stamp is None or datetime.fromisoformat(stamp).timestamp() >= cutoff

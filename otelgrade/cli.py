@@ -10,7 +10,8 @@ import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from otelgrade import __version__
@@ -21,7 +22,7 @@ from otelgrade.metrics import Metrics
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.identity import CONVERSATION_ID_ATTRIBUTES
 from otelgrade.rebuild.mapping import mapped_dialects
-from otelgrade.results import Grade
+from otelgrade.results import OUTCOMES, Grade
 from otelgrade.trajectory import Conversation, Trajectory
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
@@ -52,7 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--since",
         type=_duration,
         metavar="DURATION",
-        help="only runs that ended within this long before now (24h, 90m, 7d): a backfill of an archive",
+        help="only runs that ended within this long before now (24h, 90m, 7d): a backfill of an archive, read one "
+        "trace at a time; damaged files are skipped and reported at the end",
+    )
+    grade.add_argument(
+        "--strict", action="store_true", help="with --since: exit 2 when a damaged input file was skipped"
     )
     grade.add_argument(
         "--yes", action="store_true", help="judge without asking (the estimated calls and cost are still printed)"
@@ -104,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _agreement(args, sys.stdout)
         if args.compare:
             return _compare(args, sys.stdout)
+        if args.since is not None and not args.compare:
+            return _backfill(args, sys.stdout)
         return _grade(
             args.config,
             args.inputs,
@@ -242,7 +249,7 @@ def _runs(config: Config, inputs: Sequence[str], since: float | None = None) -> 
 
 
 def _confirm_judges(
-    configs: Sequence[tuple[Config, str]], runs: list[Trajectory], judge_sample: float | None, yes: bool
+    configs: Sequence[tuple[Config, str]], runs: Iterable[Trajectory], judge_sample: float | None, yes: bool
 ) -> None:
     """Print what the judges would cost on these runs and, at a terminal, ask before spending it (`--yes`: do not
     ask). Without a terminal (a CI job grading with judges, as before versions were estimated) the estimate is
@@ -288,6 +295,86 @@ def _grade(
     else:
         _print_report(runs, out, failed_only, shutil.get_terminal_size((100, 24)).columns)
     return EXIT_FAILED if any(g.outcome in FAILING for g in grades) else EXIT_OK
+
+
+def _backfill(args: argparse.Namespace, out: TextIO) -> int:
+    """`grade --since`: the runs read, graded and printed one trace at a time (memory is one trace's spans and the
+    runs of open conversations, not the archive); damaged files are skipped, then named and counted at the end
+    (exit 2 for them with `--strict`)."""
+    from otelgrade.backfill import ended_after
+    from otelgrade.pipeline import Pipeline, TraceReader
+    from otelgrade.stream import Damage, stream_runs
+
+    config = load_config(args.config)
+    cutoff = time.time() - args.since
+    damage = Damage()
+
+    def runs() -> Iterator[Trajectory]:
+        for run in stream_runs(args.inputs, TraceReader.of(config), damage, cutoff):
+            if ended_after(run, cutoff):
+                yield run
+
+    if Pipeline(config, Metrics(), sinks=()).grading.judge_graders():  # the estimate reads the archive once more
+        _confirm_judges([(config, "")], runs(), args.judge_sample, args.yes)
+        damage.files.clear()
+    columns = shutil.get_terminal_size((100, 24)).columns
+    totals, unmatched = Totals(), list[Trajectory]()
+
+    def show(trajectory: Trajectory, grades: list[Grade]) -> None:
+        totals.add(trajectory, grades)
+        if not grades and not totals.outcomes:  # kept, briefly, to say why nothing matched if nothing does
+            unmatched.append(Trajectory.model_construct(**trajectory.model_dump(include=_NAMING)))
+        elif totals.outcomes:
+            unmatched.clear()
+        if args.format != "json":
+            _print_run(trajectory, grades, out, args.failed_only, columns)
+            return
+        for g in grades:
+            if g.outcome in FAILING or not args.failed_only:
+                out.write(json.dumps(g.to_dict(), ensure_ascii=False) + "\n")
+
+    asyncio.run(_grade_each(config, runs(), args.judge_sample, show))
+    if damage.files:
+        print(
+            f"otelgrade: {len(damage.files)} damaged input file(s) skipped in part:\n{damage.report()}", file=sys.stderr
+        )
+    if not totals.runs:
+        raise InputError(f"no agent runs that ended within the last {args.since:g}s found in {' '.join(args.inputs)}")
+    if not totals.outcomes:
+        raise InputError(_nothing_matched(config, unmatched))
+    if args.format != "json":
+        _print_summary(totals, out)
+    if damage.files and args.strict:
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED if totals.count(*FAILING) else EXIT_OK
+
+
+_NAMING = {"trace_id", "span_id", "service_name", "agent_name", "conversation_id"}
+
+
+async def _grade_each(
+    config: Config,
+    trajectories: Iterable[Trajectory],
+    judge_sample: float | None,
+    show: Callable[[Trajectory, list[Grade]], None],
+) -> None:
+    """Grade runs one by one as the server would, judges' answers awaited, each shown as soon as graded and then
+    let go (only the request runs of conversations are kept, for `level: conversation` suites at the end)."""
+    from otelgrade.pipeline import Pipeline
+
+    pipeline = Pipeline(config, Metrics(), sinks=())
+    judges = await pipeline.start_judges(judge_sample)
+    whole = pipeline.grading.grades_conversations()
+    turns = []
+    try:
+        for trajectory in trajectories:
+            show(trajectory, await pipeline.grade_and_wait(trajectory))
+            if whole and trajectory.parent_span_id is None and trajectory.conversation_id is not None:
+                turns.append(trajectory)
+        for conversation, grades in await pipeline.grading.grade_conversations_and_wait(turns):
+            show(conversation, grades)
+    finally:
+        await judges.close()
 
 
 def _compare(args: argparse.Namespace, out: TextIO) -> int:
@@ -379,11 +466,18 @@ async def _grade_all(
 
 def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO, failed_only: bool, columns: int) -> None:
     """A table per run (only failing grades with `failed_only`), rationales in full, then pass rates of all."""
-    marks = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+    totals = Totals()
     for trajectory, all_grades in runs:
-        grades = [g for g in all_grades if g.outcome in FAILING] if failed_only else all_grades
-        if failed_only and not grades:
-            continue
+        _print_run(trajectory, all_grades, out, failed_only, columns)
+        totals.add(trajectory, all_grades)
+    _print_summary(totals, out)
+
+
+def _print_run(trajectory: Trajectory, all_grades: list[Grade], out: TextIO, failed_only: bool, columns: int) -> None:
+    """One run's table (only failing grades with `failed_only`), rationales in full."""
+    marks = {"pass": "PASS", "fail": "FAIL", "error": "ERROR", "skipped": "SKIP"}
+    grades = [g for g in all_grades if g.outcome in FAILING] if failed_only else all_grades
+    if not failed_only or grades:
         if isinstance(trajectory, Conversation):
             out.write(
                 f"conversation {trajectory.conversation_id}  {trajectory.turns} turn(s), the last "
@@ -401,23 +495,41 @@ def _print_report(runs: list[tuple[Trajectory, list[Grade]]], out: TextIO, faile
             score = "-" if g.score is None else f"{g.score:.2f}"
             prefix = f"    {marks[g.outcome]:<5} {f'{g.suite}/{g.grader}':<{width}}  {score:>5}  "
             out.write(_wrapped(prefix, g.rationale or "-", columns) + "\n")
-    totals: Counter[tuple[str, str]] = Counter()
-    for _, grades in runs:
+
+
+@dataclass
+class Totals:
+    """What the report's summary counts, run by run."""
+
+    outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (suite/grader, outcome)
+    runs: int = 0
+    conversations: int = 0
+
+    def add(self, trajectory: Trajectory, grades: list[Grade]) -> None:
+        if isinstance(trajectory, Conversation):
+            self.conversations += 1
+        else:
+            self.runs += 1
         for g in grades:
-            totals[(f"{g.suite}/{g.grader}", g.outcome)] += 1
+            self.outcomes[(f"{g.suite}/{g.grader}", g.outcome)] += 1
+
+    def count(self, *outcomes: str) -> int:
+        return sum(n for (_, outcome), n in self.outcomes.items() if outcome in outcomes)
+
+
+def _print_summary(totals: Totals, out: TextIO) -> None:
+    """Pass rates of every grader, then the counts."""
     out.write("\nsummary (pass rate = pass / (pass + fail); errors and skips are not failures)\n")
-    names = sorted({name for name, _ in totals})
+    names = sorted({name for name, _ in totals.outcomes})
     width = max((len(n) for n in names), default=0)
     for name in names:
-        p, f, e, s = (totals[(name, o)] for o in ("pass", "fail", "error", "skipped"))
+        p, f, e, s = (totals.outcomes[(name, o)] for o in ("pass", "fail", "error", "skipped"))
         rate = f"{p / (p + f):6.1%}" if p + f else "     -"
         out.write(f"  {name:<{width}}  {rate}  pass={p} fail={f} error={e} skipped={s}\n")
-    all_grades = [g for _, gs in runs for g in gs]
-    failed = sum(g.outcome == "fail" for g in all_grades)
-    errored = sum(g.outcome == "error" for g in all_grades)
-    whole = sum(isinstance(t, Conversation) for t, _ in runs)
-    counted = f"{len(runs) - whole} run(s)" + (f", {whole} conversation(s)" if whole else "")
-    out.write(f"\n{counted}, {len(all_grades)} grade(s): {failed} failed, {errored} error(s)\n")
+    grades, failed, errored = totals.count(*OUTCOMES), totals.count("fail"), totals.count("error")
+    whole = totals.conversations
+    counted = f"{totals.runs} run(s)" + (f", {whole} conversation(s)" if whole else "")
+    out.write(f"\n{counted}, {grades} grade(s): {failed} failed, {errored} error(s)\n")
 
 
 def _wrapped(prefix: str, text: str, columns: int) -> str:

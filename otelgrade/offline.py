@@ -39,7 +39,9 @@ _NEXT_VALUE = re.compile(r"\S")
 _REQUEST_KEYS = {"resourceSpans": "traces", "resource_spans": "traces", "resourceLogs": "logs", "resource_logs": "logs"}
 
 
-class _Collected:
+class Collected:
+    """Spans and log events by trace id, and trajectories, as read from files."""
+
     def __init__(self) -> None:
         self.spans: dict[str, list[AnySpan]] = {}
         self.logs: dict[str, list[LogEvent]] = {}
@@ -100,14 +102,14 @@ def read_spans(paths: Sequence[str | Path]) -> dict[str, tuple[list[AnySpan], li
     return {trace_id: (spans, collected.logs.get(trace_id, [])) for trace_id, spans in collected.spans.items()}
 
 
-def _collect(paths: Sequence[str | Path], modified_after: float | None = None) -> _Collected:
-    collected = _Collected()
-    for path, explicit in _files(paths, modified_after):
+def _collect(paths: Sequence[str | Path], modified_after: float | None = None) -> Collected:
+    collected = Collected()
+    for path, explicit in input_files(paths, modified_after):
         _read_file(path, explicit, collected)
     return collected
 
 
-def _files(paths: Sequence[str | Path], modified_after: float | None = None) -> Iterator[tuple[Path, bool]]:
+def input_files(paths: Sequence[str | Path], modified_after: float | None = None) -> Iterator[tuple[Path, bool]]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -121,7 +123,7 @@ def _files(paths: Sequence[str | Path], modified_after: float | None = None) -> 
             raise InputError(f"{path}: no such file or directory")
 
 
-def _read_file(path: Path, explicit: bool, out: _Collected) -> None:
+def _read_file(path: Path, explicit: bool, out: Collected) -> None:
     try:
         body = path.read_bytes()
     except OSError as exc:
@@ -129,6 +131,11 @@ def _read_file(path: Path, explicit: bool, out: _Collected) -> None:
     name = path
     if path.suffix == ".gz" or body[:2] == b"\x1f\x8b":
         body, name = _gunzip(path, body), path.with_suffix("") if path.suffix == ".gz" else path
+    read_body(name, body, explicit, out)
+
+
+def read_body(name: Path, body: bytes, explicit: bool, out: Collected) -> None:
+    """A file's content (inflated), read as its name (without `.gz`) or, given explicitly, as its bytes say."""
     if name.suffix == ".pb" or (explicit and name.suffix not in (".json", ".jsonl") and not _looks_like_json(body)):
         _read_protobuf(name, body, out)
     else:
@@ -153,7 +160,7 @@ def _gunzip(path: Path, body: bytes) -> bytes:
     return b"".join(parts)
 
 
-def _read_protobuf(path: Path, body: bytes, out: _Collected) -> None:
+def _read_protobuf(path: Path, body: bytes, out: Collected) -> None:
     """One ExportTraceServiceRequest, or ExportLogsServiceRequest (`*.logs.pb`, or as its content says)."""
     try:
         if path.name.endswith(".logs.pb") or sniff_signal(body, "protobuf") == "logs":
@@ -172,7 +179,7 @@ def _looks_like_json(body: bytes) -> bool:
     return body.lstrip()[:1] in (b"{", b"[")
 
 
-def _read_json(path: Path, body: bytes, explicit: bool, out: _Collected) -> None:
+def _read_json(path: Path, body: bytes, explicit: bool, out: Collected) -> None:
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -201,7 +208,7 @@ def _json_values(path: Path, text: str) -> Iterator[tuple[int, Any]]:
         line += text.count("\n", found.start(), position)
 
 
-def _read_document(path: Path, number: int, doc: Any, out: _Collected) -> bool:
+def _read_document(path: Path, number: int, doc: Any, out: Collected) -> bool:
     where = f"{path}:{number}"
     if not isinstance(doc, dict):
         return False

@@ -26,7 +26,7 @@ STEPS: list[tuple[str, ...]] = [
     ("sinks", "export", "ui"),
     ("config",),
     ("pipeline",),
-    ("offline", "server", "backfill", "compare", "admin", "reload", "backpressure"),
+    ("offline", "stream", "server", "backfill", "compare", "admin", "reload", "backpressure"),
     ("workers",),
     ("cli", "__main__"),
 ]
