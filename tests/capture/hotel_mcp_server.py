@@ -4,7 +4,8 @@
     python hotel_mcp_server.py streamable-http PORT      # on 127.0.0.1
 
 It exports its own spans (service.name `hotel-tools-mcp`) to OTEL_EXPORTER_OTLP_ENDPOINT, the recorder of
-the client's capture: with mcp 2.x the SDK's own server spans; CAPTURE_MCP_INSTRUMENT names further
+the client's capture: with mcp 2.x the SDK's own server spans; it is the standalone FastMCP package's server where
+that is installed, else the MCP SDK's; CAPTURE_MCP_INSTRUMENT names further
 instrumentations to turn on (`openinference`: context taken from the request's `_meta`; `traceloop`: a span per
 tool call). Each call a tool really ran is appended, as one JSON line {name, arguments, result, error}, to
 the file CAPTURE_TOOL_LOG: the client side's ground truth of what the tools received and returned.
@@ -40,10 +41,13 @@ if "traceloop" in INSTRUMENT:
 
     McpInstrumentor().instrument(tracer_provider=provider)
 
-try:  # mcp 2.x
-    from mcp.server.mcpserver import MCPServer as Server
-except ImportError:  # mcp 1.x
-    from mcp.server.fastmcp import FastMCP as Server
+try:  # the standalone FastMCP package, where installed
+    from fastmcp import FastMCP as Server
+except ImportError:
+    try:  # mcp 2.x
+        from mcp.server.mcpserver import MCPServer as Server
+    except ImportError:  # mcp 1.x
+        from mcp.server.fastmcp import FastMCP as Server
 
 
 def recorded(function: Callable[..., str]) -> Callable[..., str]:
@@ -71,16 +75,12 @@ def main() -> None:
     options: dict[str, Any] = {}
     if transport != "stdio":
         options = {"host": "127.0.0.1", "port": int(sys.argv[2])}
-    server = Server("hotel-tools", **({} if Server.__module__.startswith("mcp.server.mcpserver") else options))
+    options_at_run = not Server.__module__.startswith("mcp.server.fastmcp")  # mcp 1.x takes them at init
+    server = Server("hotel-tools", **({} if options_at_run else options))
     for function in FUNCTIONS.values():
         server.tool()(recorded(function))
     try:
-        if transport == "stdio":
-            server.run("stdio")
-        elif Server.__module__.startswith("mcp.server.mcpserver"):
-            server.run("streamable-http", **options)
-        else:
-            server.run("streamable-http")
+        server.run(transport, **(options if options_at_run else {}))
     finally:
         provider.shutdown()
 
