@@ -3,12 +3,12 @@
     python hotel_mcp_server.py stdio
     python hotel_mcp_server.py streamable-http PORT      # on 127.0.0.1
 
-It exports its own spans (service.name `hotel-tools-mcp`) to OTEL_EXPORTER_OTLP_ENDPOINT, the recorder of
-the client's capture: with mcp 2.x the SDK's own server spans; it is the standalone FastMCP package's server where
-that is installed, else the MCP SDK's; CAPTURE_MCP_INSTRUMENT names further
-instrumentations to turn on (`openinference`: context taken from the request's `_meta`; `traceloop`: a span per
-tool call). Each call a tool really ran is appended, as one JSON line {name, arguments, result, error}, to
-the file CAPTURE_TOOL_LOG: the client side's ground truth of what the tools received and returned.
+The server is the standalone FastMCP package's where that is installed, else the MCP SDK's (`MCPServer` in mcp
+2.x, `FastMCP` in 1.x). It exports its own spans (service.name `hotel-tools-mcp`) to OTEL_EXPORTER_OTLP_ENDPOINT,
+the recorder of the client's capture: with mcp 2.x the SDK's own server spans, and with
+CAPTURE_MCP_INSTRUMENT=traceloop those of OpenLLMetry's opentelemetry-instrumentation-mcp. Each call a tool really
+ran is appended, as one JSON line {name, arguments, result, error}, to the file CAPTURE_TOOL_LOG: the client
+side's ground truth of what the tools received and returned.
 """
 
 from __future__ import annotations
@@ -31,12 +31,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 provider = TracerProvider(resource=Resource.create({"service.name": "hotel-tools-mcp"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
-INSTRUMENT = os.environ.get("CAPTURE_MCP_INSTRUMENT", "").split(",")
-if "openinference" in INSTRUMENT:
-    from openinference.instrumentation.mcp import MCPInstrumentor
-
-    MCPInstrumentor().instrument(tracer_provider=provider)
-if "traceloop" in INSTRUMENT:
+if os.environ.get("CAPTURE_MCP_INSTRUMENT") == "traceloop":
     from opentelemetry.instrumentation.mcp import McpInstrumentor
 
     McpInstrumentor().instrument(tracer_provider=provider)
