@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.grading import Grading, Suite, alert_policies
-from otelgrade.metrics import Metrics
-from otelgrade.settings import UiSettings
-from otelgrade.ui import page_address
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.settings import UiSettings
+from otelgrade.export.ui import page_address
+from otelgrade.grade.grading import Grading, Suite, alert_policies
 
 
 def suites(graders: list[dict[str, object]], name: str = "booking") -> list[Suite]:

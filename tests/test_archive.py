@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from otelgrade.metrics import Metrics
-from otelgrade.offline import read_inputs, read_spans
-from otelgrade.results import Grade, Outcome
-from otelgrade.sinks import read_sink
-from otelgrade.sinks.archive import ArchiveSink, ArchiveSinkSettings
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade, Outcome
+from otelgrade.export.sinks import read_sink
+from otelgrade.export.sinks.archive import ArchiveSink, ArchiveSinkSettings
+from otelgrade.tools.offline import read_inputs, read_spans
 from tests.disk import fill, small_disk
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"

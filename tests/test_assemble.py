@@ -7,11 +7,11 @@ import random
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from otelgrade.assemble import Assembler
-from otelgrade.decode import spans_from_request
-from otelgrade.metrics import Metrics
-from otelgrade.settings import AssemblySettings as Assembly
-from otelgrade.spans import Event, LogEvent, Span
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.settings import AssemblySettings as Assembly
+from otelgrade.core.spans import Event, LogEvent, Span
+from otelgrade.intake.assemble import Assembler
+from otelgrade.intake.decode import spans_from_request
 
 TRACE_A = "0af7651916cd43dd8448eb211c80319c"
 TRACE_B = "4bf92f3577b34da6a3ce929d0e0e4736"

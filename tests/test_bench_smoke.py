@@ -8,7 +8,7 @@ from collections import defaultdict
 import pytest
 
 from bench import loadgen, loads, run
-from otelgrade.decode import decode_traces
+from otelgrade.intake.decode import decode_traces
 
 
 def test_loadgen_sends_agent_runs_children_first_root_last() -> None:

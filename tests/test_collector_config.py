@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from otelgrade.metrics import Metrics
+from otelgrade.core.metrics import Metrics
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG_DIR = REPO / "collector_config"

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from otelgrade.cli import main
-from otelgrade.compare import Agreement
-from otelgrade.offline import read_inputs
+from otelgrade.tools.compare import Agreement
+from otelgrade.tools.offline import read_inputs
 
 CAPTURES = Path(__file__).parent / "fixtures" / "frameworks"
 

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from otelgrade.config import load_config, parse_config
-from otelgrade.export import Exporter
-from otelgrade.graders.base import grader
-from otelgrade.grading import Grading, Suite
-from otelgrade.metrics import Metrics
-from otelgrade.offline import read_inputs
-from otelgrade.results import Grade, GradeResult
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade, GradeResult
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.export.exporter import Exporter
+from otelgrade.grade.graders.base import grader
+from otelgrade.grade.grading import Grading, Suite
+from otelgrade.tools.offline import read_inputs
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 DEFAULTS = sorted(p for p in FRAMEWORKS.glob("*-default/*") if p.is_dir() and p.name != "dump")

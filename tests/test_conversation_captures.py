@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.trajectory import Trajectory
 from tests.test_rebuild_fixtures import differences, load_folder, rebuild_folder
 
 CAPTURES = Path(__file__).parent / "fixtures" / "conversations"

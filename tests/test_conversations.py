@@ -18,7 +18,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otelgrade.cli import main
 from otelgrade.config import parse_config
-from otelgrade.conversations import (
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.core.settings import ConversationSettings
+from otelgrade.core.trajectory import Conversation, Trajectory
+from otelgrade.export.sinks.otlp import evaluation_event
+from otelgrade.grade.conversations import (
     CONVERSATION_OVERHEAD,
     SETTLE_BATCH,
     TURN_OVERHEAD,
@@ -26,17 +32,11 @@ from otelgrade.conversations import (
     Journal,
     merge,
 )
-from otelgrade.decode import decode_traces
-from otelgrade.errors import ConfigError
-from otelgrade.graders import grader_specs
-from otelgrade.grading import Grading, Suite
-from otelgrade.judges.sampling import is_sampled, sample_key
-from otelgrade.metrics import Metrics
+from otelgrade.grade.graders import grader_specs
+from otelgrade.grade.grading import Grading, Suite
+from otelgrade.grade.judges.sampling import is_sampled, sample_key
+from otelgrade.intake.decode import decode_traces
 from otelgrade.rebuild import rebuild
-from otelgrade.results import Grade
-from otelgrade.settings import ConversationSettings
-from otelgrade.sinks.otlp import evaluation_event
-from otelgrade.trajectory import Conversation, Trajectory
 from tests.conversation_turns import turn
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.test_judge import api_key, fake, user_text

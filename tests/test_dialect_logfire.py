@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild.dialects import classify
-from otelgrade.trajectory import Trajectory
 from tests.test_rebuild_fixtures import load_folder, rebuild_folder
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"

@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otelgrade.spool import Record, Spool
+from otelgrade.intake.spool import Record, Spool
 from tests.conftest import ServeProcess
 
 Serve = Callable[..., ServeProcess]

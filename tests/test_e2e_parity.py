@@ -9,7 +9,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from otelgrade.decode import decode_traces
+from otelgrade.intake.decode import decode_traces
 from tests.replay import exporters, grade_offline, replay_folder
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -20,18 +20,18 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otelgrade.cli import main
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.judges.runner import JudgeRunner
-from otelgrade.judges.sampling import is_sampled
-from otelgrade.metrics import Metrics
-from otelgrade.offline import read_inputs
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.core.settings import UiSettings
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.export.sinks.jsonl import encode_lines
+from otelgrade.export.sinks.otlp import evaluation_event
+from otelgrade.export.ui import RunStore
+from otelgrade.grade.judges.runner import JudgeRunner
+from otelgrade.grade.judges.sampling import is_sampled
 from otelgrade.pipeline import Pipeline
-from otelgrade.results import Grade
-from otelgrade.settings import UiSettings
-from otelgrade.sinks.jsonl import encode_lines
-from otelgrade.sinks.otlp import evaluation_event
-from otelgrade.trajectory import ToolCall, Trajectory
-from otelgrade.ui import RunStore
+from otelgrade.tools.offline import read_inputs
 from tests.fake_openai import FakeOpenAI
 from tests.test_grades_ui import _get
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 
-from otelgrade.metrics import Metrics
-from otelgrade.results import Grade
-from otelgrade.sinks.jsonl import JsonlSink
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.export.sinks.jsonl import JsonlSink
 from tests.conftest import ServeProcess, serve_workers
 from tests.disk import fill, small_disk
 from tests.test_durability import make_runs, send, wait_until
@@ -177,7 +177,7 @@ def test_the_jsonl_sink_keeps_what_a_full_disk_refused_and_writes_it_once_there_
     metrics = Metrics()
     path = disk / "grades.jsonl"
     sink = JsonlSink(path, metrics, flush_interval=0.05)
-    with caplog.at_level(logging.INFO, logger="otelgrade.sinks"):
+    with caplog.at_level(logging.INFO, logger="otelgrade.export.sinks"):
         for n in range(100):
             sink.write([grade(n)])
         sink.flush()

@@ -31,8 +31,8 @@ from hypothesis import strategies as st
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from otelgrade.decode import DecodeError, decode_logs, decode_traces
-from otelgrade.receivers import Encoding
+from otelgrade.intake.decode import DecodeError, decode_logs, decode_traces
+from otelgrade.intake.receivers import Encoding
 from tests.receivers_harness import InProcessReceivers, otlp_json
 from tests.test_receivers import raw_export
 

@@ -12,10 +12,10 @@ import pytest
 
 from otelgrade.cli import main
 from otelgrade.config import parse_config
-from otelgrade.graders import build_grader, names
-from otelgrade.graders.base import GRADER_TYPES
-from otelgrade.graders.names import SYSTEMS, collecting, owner
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.grade.graders import build_grader, names
+from otelgrade.grade.graders.base import GRADER_TYPES
+from otelgrade.grade.graders.names import SYSTEMS, collecting, owner
 
 DONE_NEWLINE = Trajectory(trace_id="1" * 32, span_id="2" * 16, output="done\n")
 

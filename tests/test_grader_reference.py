@@ -9,13 +9,13 @@ import pytest
 import yaml
 
 from otelgrade.config import load_config
-from otelgrade.graders import grader_type, list_graders
-from otelgrade.graders.conversation import CONVERSATION_ONLY
-from otelgrade.graders.reference import example, render
+from otelgrade.grade.graders import grader_type, list_graders
+from otelgrade.grade.graders.conversation import CONVERSATION_ONLY
+from otelgrade.grade.graders.reference import example, render
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "graders.md"
-REGENERATE = "python -m otelgrade.graders.reference docs/graders.md"
+REGENERATE = "python -m otelgrade.grade.graders.reference docs/graders.md"
 
 
 def built_in() -> list[str]:

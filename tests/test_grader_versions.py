@@ -16,11 +16,11 @@ from prometheus_client import generate_latest
 
 from otelgrade.cli import main
 from otelgrade.config import load_config
-from otelgrade.metrics import Metrics
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.export.sinks.otlp import evaluation_event
 from otelgrade.pipeline import Pipeline
-from otelgrade.results import Grade
-from otelgrade.sinks.otlp import evaluation_event
-from otelgrade.trajectory import Trajectory
 
 RUBRIC = {"name": "helpful", "type": "rubric", "prompt_path": "rubric.txt", "threshold": 0.7}
 SAFE = {"name": "safe", "type": "tools_not_called", "tools": ["delete_account", "drop_table"]}
@@ -118,10 +118,10 @@ def test_the_otlp_evaluation_event_carries_the_version() -> None:
 VERSIONS_OF_EVERY_TYPE = """
 import json, sys
 from pathlib import Path
-from otelgrade.graders import grader_specs
-from otelgrade.graders.base import grader_type
-from otelgrade.graders.reference import example
-from otelgrade.graders.versions import grader_version
+from otelgrade.grade.graders import grader_specs
+from otelgrade.grade.graders.base import grader_type
+from otelgrade.grade.graders.reference import example
+from otelgrade.grade.graders.versions import grader_version
 from tests.test_plugins import grader_types
 
 folder = Path(sys.argv[1])

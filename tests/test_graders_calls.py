@@ -15,13 +15,13 @@ import pytest
 import yaml
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.judges import DISABLED, JudgeClient
-from otelgrade.metrics import Metrics
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.grade.judges import DISABLED, JudgeClient
 from otelgrade.pipeline import Pipeline
-from otelgrade.results import Grade
-from otelgrade.spans import Span
-from otelgrade.trajectory import Trajectory
 from tests.conftest import ServeProcess
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.replay import exporters, grade_offline, replay_folder

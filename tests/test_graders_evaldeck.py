@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.decode import decode_traces
-from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader, grader_specs
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.grade.graders import build_grader, grader_specs
+from otelgrade.intake.decode import decode_traces
 from otelgrade.rebuild import rebuild
-from otelgrade.trajectory import Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 

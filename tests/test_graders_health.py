@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import yaml
 
-from otelgrade.decode import decode_traces
-from otelgrade.errors import ConfigError
-from otelgrade.graders import GradeResult, build_grader
-from otelgrade.offline import read_inputs
-from otelgrade.spans import Span
-from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import LLMCall, ToolCall, Trajectory
+from otelgrade.grade.graders import GradeResult, build_grader
+from otelgrade.intake.decode import decode_traces
+from otelgrade.tools.offline import read_inputs
 from tests.test_rebuild_fixtures import find_run
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -271,7 +271,7 @@ def test_token_budget_needs_a_limit() -> None:
 
 def shipped_price(model: str) -> dict[str, float]:
     table: dict[str, dict[str, float]] = yaml.safe_load(
-        (FIXTURES.parents[1] / "otelgrade/graders/prices.yaml").read_text()
+        (FIXTURES.parents[1] / "otelgrade/grade/graders/prices.yaml").read_text()
     )
     return table[model]
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.decode import decode_traces
-from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader, grader_specs
-from otelgrade.graders.extractors import extract, split_turns
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders import build_grader, grader_specs
+from otelgrade.grade.graders.extractors import extract, split_turns
+from otelgrade.intake.decode import decode_traces
 from otelgrade.rebuild import rebuild
-from otelgrade.trajectory import ToolCall, Trajectory
 
 FIXTURES = Path(__file__).parent / "fixtures" / "traces"
 

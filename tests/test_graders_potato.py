@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader
-from otelgrade.graders.potato import build_evaluator, list_evaluators
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders import build_grader
+from otelgrade.grade.graders.potato import build_evaluator, list_evaluators
 
 
 def run(calls: Sequence[tuple[str, Any]] = (), output: str | None = None, ground_truth: Any = None) -> Trajectory:

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader
-from otelgrade.graders.jsregex import JsRegexError, compile_js, compile_prefixed, js_stringify
-from otelgrade.graders.names import collecting
-from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.trajectory import LLMCall, ToolCall, Trajectory
+from otelgrade.grade.graders import build_grader
+from otelgrade.grade.graders.jsregex import JsRegexError, compile_js, compile_prefixed, js_stringify
+from otelgrade.grade.graders.names import collecting
 
 
 def run(*calls: tuple[str, Any, int], output: str = "done", result: str | None = "ok", **fields: Any) -> Trajectory:

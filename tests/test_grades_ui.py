@@ -18,17 +18,17 @@ import yaml
 from aiohttp import web
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.export import Exporter
-from otelgrade.gathering import GradedRun
-from otelgrade.grading import Grading, Suite
-from otelgrade.metrics import Metrics
-from otelgrade.results import Grade, Outcome
-from otelgrade.settings import UiSettings
-from otelgrade.trajectory import Handoff, ToolCall, Trajectory, Unread
-from otelgrade.ui import RunLog, RunStore, add_grade_pages
-from otelgrade.ui.runlog import failing_run_line
-from otelgrade.ui.store import GradeQuery, select
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade, Outcome
+from otelgrade.core.settings import UiSettings
+from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory, Unread
+from otelgrade.export.exporter import Exporter
+from otelgrade.export.ui import RunLog, RunStore, add_grade_pages
+from otelgrade.export.ui.runlog import failing_run_line
+from otelgrade.export.ui.store import GradeQuery, select
+from otelgrade.grade.gathering import GradedRun
+from otelgrade.grade.grading import Grading, Suite
 
 
 def trace(n: int) -> str:

@@ -7,12 +7,12 @@ import asyncio
 from prometheus_client.openmetrics.exposition import generate_latest as openmetrics
 
 from otelgrade.config import parse_config
-from otelgrade.graders import GradeResult, grader
-from otelgrade.metrics import Metrics
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders import GradeResult, grader
+from otelgrade.grade.route import match_filter
 from otelgrade.pipeline import Pipeline
-from otelgrade.results import Grade
-from otelgrade.route import match_filter
-from otelgrade.trajectory import ToolCall, Trajectory
 
 
 @grader("test.output_is")

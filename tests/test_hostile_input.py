@@ -21,8 +21,8 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 
-from otelgrade.receivers import RequestTooLarge
-from otelgrade.receivers.http import gunzip_capped
+from otelgrade.intake.receivers import RequestTooLarge
+from otelgrade.intake.receivers.http import gunzip_capped
 from tests.conftest import ServeProcess
 from tests.receivers_harness import (
     TRACE,

@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.graders import GradeResult, build_grader
-from otelgrade.graders.base import JudgeGrader, innermost
-from otelgrade.judges.runner import JudgeRunner
-from otelgrade.metrics import Metrics
-from otelgrade.settings import JudgeSettings
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.settings import JudgeSettings
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders import GradeResult, build_grader
+from otelgrade.grade.graders.base import JudgeGrader, innermost
+from otelgrade.grade.judges.runner import JudgeRunner
 from tests.fake_openai import FakeOpenAI, Reply
 
 # Short timeouts and backoffs keep every retry path well under a second.

@@ -11,18 +11,18 @@ from typing import Any
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.graders import GradeResult, build_grader
-from otelgrade.graders.base import is_judge
-from otelgrade.metrics import Metrics
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.grade.graders import GradeResult, build_grader
+from otelgrade.grade.graders.base import is_judge
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.test_graders_health import captured
 from tests.test_judge import api_key, fake, make_runner, user_text, value
 
 __all__ = ["api_key", "fake"]  # fixtures, used by name
 
-PROMPTS = Path(__file__).parents[1] / "otelgrade/graders/prompts"
+PROMPTS = Path(__file__).parents[1] / "otelgrade/grade/graders/prompts"
 # preset -> the parts of the run its prompt shows the model
 PRESETS = {
     "task_completion_judge": ("input", "trajectory"),

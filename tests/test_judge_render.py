@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from otelgrade.graders.transcript import render_trajectory
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders.transcript import render_trajectory
 
 
 def test_messages_render_in_order_with_tool_calls_and_results() -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from otelgrade.judges.runner import ANSWER_CHARS
+from otelgrade.grade.judges.runner import ANSWER_CHARS
 from tests.conftest import ServeProcess
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.test_judge import evaluate, make_runner, run, user_text

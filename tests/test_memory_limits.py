@@ -16,10 +16,10 @@ from dataclasses import replace
 import grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from otelgrade.results import Grade
-from otelgrade.settings import UiSettings
-from otelgrade.shard import owner
-from otelgrade.ui import RunLog
+from otelgrade.core.results import Grade
+from otelgrade.core.settings import UiSettings
+from otelgrade.export.ui import RunLog
+from otelgrade.intake.shard import owner
 from tests.conftest import ServeProcess, serve_workers
 from tests.receivers_harness import sid, span_pb, traces_request
 from tests.test_regex_budget import send_run

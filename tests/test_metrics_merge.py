@@ -8,8 +8,8 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.openmetrics.exposition import generate_latest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from otelgrade.metrics import Metrics
-from otelgrade.workers.merge import Merged
+from otelgrade.core.metrics import Metrics
+from otelgrade.service.workers.merge import Merged
 
 
 def scrape(metrics: Metrics) -> str:

@@ -20,10 +20,10 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import ConsoleSpanExporter
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from otelgrade.errors import InputError
-from otelgrade.offline import read_inputs
-from otelgrade.spans import LogEvent, Span
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.errors import InputError
+from otelgrade.core.spans import LogEvent, Span
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.tools.offline import read_inputs
 from tests.test_rebuild_fixtures import differences, find_run, load_folder
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -19,26 +19,26 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.common.v1 import common_pb2
 from opentelemetry.proto.logs.v1 import logs_pb2
 
-from otelgrade.assemble import Assembler
-from otelgrade.decode import decode_logs
-from otelgrade.errors import ConfigError
-from otelgrade.graders import grader, grader_specs, grader_type, list_graders
-from otelgrade.graders.base import GRADER_TYPES
-from otelgrade.graders.custom import GRADING_FUNCTIONS, Sample, custom_grader
-from otelgrade.graders.extractors import EXTRACTORS, check_extractor, extract, extractor
-from otelgrade.graders.reference import example
-from otelgrade.graders.specs import NATIVE_FILES, NATIVE_SHAPES, native_file, native_shape
-from otelgrade.ingest import Ingest
-from otelgrade.metrics import Metrics
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.registry import DuplicateName, Registry, UnknownName
+from otelgrade.core.settings import AssemblySettings
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import LLMCall, ToolCall, Trajectory
+from otelgrade.export.sinks import SINK_TYPES, SinkSettings, read_sink, sink_type
+from otelgrade.grade.graders import grader, grader_specs, grader_type, list_graders
+from otelgrade.grade.graders.base import GRADER_TYPES
+from otelgrade.grade.graders.custom import GRADING_FUNCTIONS, Sample, custom_grader
+from otelgrade.grade.graders.extractors import EXTRACTORS, check_extractor, extract, extractor
+from otelgrade.grade.graders.reference import example
+from otelgrade.grade.graders.specs import NATIVE_FILES, NATIVE_SHAPES, native_file, native_shape
+from otelgrade.intake.assemble import Assembler
+from otelgrade.intake.decode import decode_logs
+from otelgrade.intake.ingest import Ingest
+from otelgrade.intake.receivers import receiver_type, receiver_types
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import DIALECT_NAMES, DIALECTS
-from otelgrade.receivers import receiver_type, receiver_types
-from otelgrade.registry import DuplicateName, Registry, UnknownName
-from otelgrade.settings import AssemblySettings
-from otelgrade.sinks import SINK_TYPES, SinkSettings, read_sink, sink_type
-from otelgrade.spans import Span
-from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
 
 RUN = Trajectory(
     trace_id="0" * 32,

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from prometheus_client import start_http_server
 
-from otelgrade.metrics import Metrics
+from otelgrade.core.metrics import Metrics
 from tests.promserver import (
     CONFIG_DIR,
     MISSING,

@@ -14,9 +14,9 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otelgrade.decode import decode_traces
+from otelgrade.core.spans import STATUS_ERROR, Event, LogEvent, Span
+from otelgrade.intake.decode import decode_traces
 from otelgrade.rebuild import rebuild
-from otelgrade.spans import STATUS_ERROR, Event, LogEvent, Span
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 MS = 1_000_000

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from otelgrade.decode import decode_logs, decode_traces
+from otelgrade.core.spans import LogEvent, Span
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.intake.decode import decode_logs, decode_traces
 from otelgrade.rebuild import rebuild
-from otelgrade.spans import LogEvent, Span
-from otelgrade.trajectory import Trajectory
 
 HERE = Path(__file__).parent / "fixtures"
 ROOTS = [HERE / "traces", HERE / "logs", HERE / "frameworks"] + [

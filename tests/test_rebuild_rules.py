@@ -6,9 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from otelgrade.offline import read_inputs
+from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild.tool_calls import real_id
-from otelgrade.trajectory import Trajectory
+from otelgrade.tools.offline import read_inputs
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"
 

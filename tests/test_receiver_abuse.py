@@ -168,7 +168,7 @@ def test_grpc_messages_are_refused_before_they_are_read_while_the_receive_allowa
 
 
 def test_names_sent_by_an_agent_cannot_forge_log_lines(serve: Serve) -> None:
-    forged = "\n2030-01-01 00:00:00,000 ERROR otelgrade.server: forged\r"
+    forged = "\n2030-01-01 00:00:00,000 ERROR otelgrade.service.server: forged\r"
     server = serve(
         {"suites": [{"name": "strict", "graders": [{"name": "no_tools", "type": "max_tool_calls", "max": 0}]}]}
     )
@@ -187,5 +187,5 @@ def test_names_sent_by_an_agent_cannot_forge_log_lines(serve: Serve) -> None:
     failed = [line for line in lines if "run failed:" in line]
     print("\n".join(failed))
     assert len(failed) == 1 and not [line for line in lines if "forged" in line and "run failed:" not in line]
-    assert r"service=svc\n2030-01-01 00:00:00,000 ERROR otelgrade.server: forged\r" in failed[0]
+    assert r"service=svc\n2030-01-01 00:00:00,000 ERROR otelgrade.service.server: forged\r" in failed[0]
     assert r"agent=agent\n2030" in failed[0] and r"\x1b[2J" in failed[0] and "\x1b" not in server.log()

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from otelgrade.config import parse_config
-from otelgrade.graders import build_grader
-from otelgrade.offline import read_inputs
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.grade.graders import build_grader
+from otelgrade.tools.offline import read_inputs
 
 TRACES = Path(__file__).parent / "fixtures" / "traces"
 SOURCE = "pydantic-ai-v5"

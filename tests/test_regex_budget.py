@@ -18,10 +18,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from otelgrade.graders import build_grader, grade_safely
-from otelgrade.results import GradeResult
-from otelgrade.route import match_filter
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.core.results import GradeResult
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders import build_grader, grade_safely
+from otelgrade.grade.route import match_filter
 from tests.conftest import ServeProcess
 
 Serve = Callable[..., ServeProcess]

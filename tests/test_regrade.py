@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
+from otelgrade.core.errors import ConfigError
 from tests.conftest import ServeProcess
 
 LABELS = {"suite": "support", "grader": "safe", "environment": "unknown"}

@@ -17,14 +17,14 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otelgrade.config import load_config, parse_config
-from otelgrade.decode import decode_traces
-from otelgrade.graders.base import build_grader, grade_safely
-from otelgrade.metrics import Metrics
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import GradeResult
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.grade.graders.base import build_grader, grade_safely
+from otelgrade.intake.decode import decode_traces
 from otelgrade.pipeline import Pipeline
 from otelgrade.rebuild.unread import would_hold
-from otelgrade.results import GradeResult
-from otelgrade.spans import Span
-from otelgrade.trajectory import Trajectory
 from tests.test_rebuild_fixtures import find_run, rebuild_folder, scenarios
 
 FRAMEWORKS = Path(__file__).parent / "fixtures" / "frameworks"

@@ -17,9 +17,9 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from otelgrade.gathering import Gathering, GradedRun
-from otelgrade.results import Grade
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.results import Grade
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.grade.gathering import Gathering, GradedRun
 from tests.conftest import ServeProcess
 from tests.fake_openai import FakeOpenAI, Reply
 from tests.webhook_receiver import Receiver

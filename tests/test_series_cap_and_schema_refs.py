@@ -11,12 +11,12 @@ from typing import ClassVar
 
 import pytest
 
-from otelgrade.export import Exporter
-from otelgrade.graders import build_grader, grade_safely
-from otelgrade.grading import Grading
-from otelgrade.metrics import Metrics
-from otelgrade.results import GradeResult
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import GradeResult
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.export.exporter import Exporter
+from otelgrade.grade.graders import build_grader, grade_safely
+from otelgrade.grade.grading import Grading
 
 
 def test_label_limit_caps_the_run_series_in_all() -> None:

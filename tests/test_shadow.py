@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.grading import Suite, alert_policies
+from otelgrade.core.errors import ConfigError
+from otelgrade.grade.grading import Suite, alert_policies
 from tests.promserver import PROMETHEUS, running_prometheus
 from tests.test_alerting_live import FAILING, PASSING, _wait_for_evaluation, send_runs
 

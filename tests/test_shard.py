@@ -17,8 +17,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-from otelgrade.decode import decode_logs, decode_traces
-from otelgrade.shard import ShardError, owner, split
+from otelgrade.intake.decode import decode_logs, decode_traces
+from otelgrade.intake.shard import ShardError, owner, split
 
 
 def sdk_request(runs: int) -> bytes:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from otelgrade.metrics import Metrics
-from otelgrade.results import Grade
-from otelgrade.sinks import read_sink
-from otelgrade.sinks.jsonl import JsonlSink
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.export.sinks import read_sink
+from otelgrade.export.sinks.jsonl import JsonlSink
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,9 +86,9 @@ def test_a_killed_process_keeps_lines_older_than_a_second(tmp_path: Path) -> Non
     script = textwrap.dedent(
         f"""
         import sys, time
-        from otelgrade.metrics import Metrics
-        from otelgrade.results import Grade
-        from otelgrade.sinks.jsonl import JsonlSink
+        from otelgrade.core.metrics import Metrics
+        from otelgrade.core.results import Grade
+        from otelgrade.export.sinks.jsonl import JsonlSink
         sink = JsonlSink({str(path)!r}, Metrics())
         for i in range(3):
             sink.write([Grade(f"{{i + 1:032x}}", f"{{i + 1:016x}}", "s", "g", 1.0, True, "pass", "ok")])
@@ -166,7 +166,7 @@ def test_write_errors_are_counted_logged_once_never_raised_and_retried(
     blocker.write_text("")
     metrics = Metrics()
     sink = JsonlSink(blocker / "grades.jsonl", metrics)
-    with caplog.at_level(logging.WARNING, logger="otelgrade.sinks"):
+    with caplog.at_level(logging.WARNING, logger="otelgrade.export.sinks"):
         sink.write([grade(0), grade(1)])
         sink.write([grade(2)])
         sink.flush()

@@ -23,10 +23,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from otelgrade.metrics import Metrics
-from otelgrade.results import Grade
-from otelgrade.sinks import read_sink
-from otelgrade.sinks.otlp import OtlpSink
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.export.sinks import read_sink
+from otelgrade.export.sinks.otlp import OtlpSink
 from tests.conftest import ServeProcess
 
 
@@ -201,13 +201,13 @@ def test_invalid_ids_and_unreachable_endpoints_are_counted_not_raised(
     sink = OtlpSink(f"http://127.0.0.1:{free_port()}", metrics, schedule_delay_millis=50)
     bad = grade(1, "safe", "pass", 1.0)
     bad.trace_id = "not-hex"
-    with caplog.at_level(logging.ERROR, logger="otelgrade.sinks"):
+    with caplog.at_level(logging.ERROR, logger="otelgrade.export.sinks"):
         sink.write([bad])
         assert metrics.registry.get_sample_value("otelgrade_sink_errors_total", {"sink": "otlp"}) == 1
         sink.write([grade(2, "safe", "pass", 1.0), grade(2, "efficient", "fail", 0.0)])
         sink.close()
     assert metrics.registry.get_sample_value("otelgrade_sink_errors_total", {"sink": "otlp"}) == 3
-    assert len([r for r in caplog.records if r.name == "otelgrade.sinks"]) == 1
+    assert len([r for r in caplog.records if r.name == "otelgrade.export.sinks"]) == 1
 
 
 def test_otelgrade_serve_sends_its_grades_back_onto_the_graded_trace(

@@ -16,15 +16,15 @@ from typing import Any
 import pytest
 
 from otelgrade.config import parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.gathering import GradedRun
-from otelgrade.judges.sampling import is_sampled
-from otelgrade.metrics import Metrics
-from otelgrade.results import Grade, Outcome
-from otelgrade.server import pages_url
-from otelgrade.sinks import RunSink, read_sink
-from otelgrade.sinks.webhook import WebhookSink, retry_after
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade, Outcome
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.export.sinks import RunSink, read_sink
+from otelgrade.export.sinks.webhook import WebhookSink, retry_after
+from otelgrade.grade.gathering import GradedRun
+from otelgrade.grade.judges.sampling import is_sampled
+from otelgrade.service.server import pages_url
 from tests.conftest import ServeProcess
 from tests.test_run_lines import booking_run
 from tests.webhook_receiver import Receiver

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from otelgrade.metrics import Metrics
-from otelgrade.spool import Record, Spool, adopt
+from otelgrade.core.metrics import Metrics
+from otelgrade.intake.spool import Record, Spool, adopt
 
 
 def trace(n: int) -> str:

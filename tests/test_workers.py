@@ -20,8 +20,8 @@ import pytest
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcSpanExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 
-from otelgrade.settings import WORKERS_ENV
-from otelgrade.shard import owner
+from otelgrade.core.settings import WORKERS_ENV
+from otelgrade.intake.shard import owner
 from tests.conftest import ServeProcess
 from tests.conversation_turns import turn
 from tests.test_conversations_live import GRADED, SUITE, TURNS, conversation_grades, sdk

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild.facts import LLMFacts
-from otelgrade.trajectory import content_text
 
 
 def split_conversations(calls: Sequence[tuple[str, LLMFacts]]) -> list[list[str]]:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from otelgrade.core.spans import STATUS_OK, Span
+from otelgrade.core.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.conversations import split_conversations
 from otelgrade.rebuild.dialects import DIALECTS, Classified
@@ -38,8 +40,6 @@ from otelgrade.rebuild.tool_calls import tool_calls
 from otelgrade.rebuild.transfers import is_transfer, named_agent
 from otelgrade.rebuild.tree import Tree
 from otelgrade.rebuild.unread import describe, would_hold
-from otelgrade.spans import STATUS_OK, Span
-from otelgrade.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 
 # Run-span attributes that hold whole conversations or schemas: kept out of `attributes`.
 _BLOBS = frozenset().union(*(d.blobs for d in DIALECTS))
