@@ -36,7 +36,7 @@ from otelgrade.core.settings import (
 )
 from otelgrade.export.sinks import SinkSettings, read_sink
 from otelgrade.grade.graders import GraderSpec, grader_specs, native_suites
-from otelgrade.grade.graders.conversation import CONVERSATION_ONLY
+from otelgrade.grade.graders.multiturn import CONVERSATION_ONLY
 from otelgrade.grade.graders.versions import grader_version
 from otelgrade.grade.grading import Suite
 from otelgrade.grade.route import FIELDS

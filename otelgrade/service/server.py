@@ -39,7 +39,7 @@ from otelgrade.export.ui import RunLog, RunStore
 from otelgrade.export.ui.runlog import printable
 from otelgrade.grade.conversations import Journal
 from otelgrade.grade.judges.runner import JudgeRunner
-from otelgrade.grade.turns import TurnRouter
+from otelgrade.grade.turn_records import TurnRouter
 from otelgrade.intake.assemble import Assembler, CompletedTrace
 from otelgrade.intake.backpressure import Backpressure, release_memory
 from otelgrade.intake.ingest import Ingest

@@ -24,7 +24,7 @@ import yaml
 
 from otelgrade.core.settings import JudgeControls
 from otelgrade.grade.graders.base import GRADER_TYPES, GraderType, list_graders
-from otelgrade.grade.graders.conversation import CONVERSATION_ONLY
+from otelgrade.grade.graders.multiturn import CONVERSATION_ONLY
 from otelgrade.grade.graders.names import owner
 
 EXAMPLES: dict[str, dict[str, Any]] = {

@@ -10,7 +10,7 @@ import yaml
 
 from otelgrade.config import load_config
 from otelgrade.grade.graders import grader_type, list_graders
-from otelgrade.grade.graders.conversation import CONVERSATION_ONLY
+from otelgrade.grade.graders.multiturn import CONVERSATION_ONLY
 from otelgrade.grade.graders.reference import example, render
 from tests.paths import REPO
 

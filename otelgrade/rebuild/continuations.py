@@ -1,9 +1,10 @@
 """Runs of a trace that holds model calls and no agent span (a provider SDK's instrumentation around a loop the
-application wrote): one run per conversation.
+application wrote): one run per chain of calls that continue one another.
 
-A model request carries the conversation so far, so a call continues the previous one when its input begins
-with the previous call's input (compared by role and text); one that does not starts the next conversation.
-Without message content nothing tells conversations apart, and the calls stay one run.
+A model request carries the exchange so far, so a call continues the previous one when its input begins with the
+previous call's input (compared by role and text); one that does not starts the next chain. Without message
+content nothing tells chains apart, and the calls stay one run. (Conversations of several runs, which a
+conversation id joins, are the grade step's: `otelgrade.grade.conversations`.)
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild.facts import LLMFacts
 
 
-def split_conversations(calls: Sequence[tuple[str, LLMFacts]]) -> list[list[str]]:
-    """The span ids of `calls` (in call order) grouped into conversations."""
+def split_by_continuation(calls: Sequence[tuple[str, LLMFacts]]) -> list[list[str]]:
+    """The span ids of `calls` (in call order) grouped into chains of calls that continue one another."""
     groups: list[list[str]] = []
     previous: list[tuple[str, str]] | None = None
     for span_id, facts in calls:
