@@ -8,9 +8,9 @@ from otelgrade.core.trajectory import Conversation, LLMCall, ToolCall, Trajector
 
 
 def run(*tools: str, **fields: Any) -> Trajectory:
-    """A run with fixed ids; each name in `tools` is one successful tool call, in order."""
-    calls = [ToolCall(name=name, step=step) for step, name in enumerate(tools, 1)]
-    return Trajectory(trace_id="a" * 32, span_id="b" * 16, tool_calls=calls, **fields)
+    """A run with fixed ids; each name in `tools` is one successful tool call, in order (or give `tool_calls`)."""
+    fields.setdefault("tool_calls", [ToolCall(name=name, step=step) for step, name in enumerate(tools, 1)])
+    return Trajectory(trace_id="a" * 32, span_id="b" * 16, **fields)
 
 
 def conversation(*requests: str, **fields: Any) -> Conversation:
