@@ -65,6 +65,14 @@ SCHEMAS = [
     }
     for name, function in FUNCTIONS.items()
 ]  # the tools as Chat Completions `tools`, for hand-written loops
+MESSAGES_TOOLS = [
+    {
+        "name": s["function"]["name"],
+        "description": s["function"]["description"],
+        "input_schema": s["function"]["parameters"],
+    }
+    for s in SCHEMAS
+]  # the same as Anthropic Messages API `tools`
 
 Scenarios = dict[str, tuple[list[str], list[dict[str, Any]]]]
 REQUESTS: Scenarios = {

@@ -153,3 +153,31 @@ def openai_chat(client: Any, schemas: list[dict[str, Any]], system: str = SYSTEM
             ]
 
     return OpenAIChat
+
+
+def anthropic_chat(client: Any, tools: list[dict[str, Any]], system: str = SYSTEM) -> Callable[[str], Chat]:
+    """A `Chat` per request on the Anthropic SDK's Messages API (`client` an `anthropic.Anthropic`): tool calls
+    come as `tool_use` blocks, results go back as `tool_result` blocks (`is_error` for a failing tool)."""
+
+    class AnthropicChat:
+        def __init__(self, request: str) -> None:
+            self.messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
+
+        def ask(self) -> tuple[str | None, list[Call]]:
+            message = client.messages.create(
+                model="claude-haiku-4-5", max_tokens=1024, system=system, messages=self.messages, tools=tools
+            )
+            self.messages.append(
+                {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]}
+            )
+            text = "".join(b.text for b in message.content if b.type == "text") or None
+            return text, [Call(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"]
+
+        def answer(self, results: list[tuple[Call, str, bool]]) -> None:
+            blocks = [
+                {"type": "tool_result", "tool_use_id": call.id, "content": result, "is_error": failed}
+                for call, result, failed in results
+            ]
+            self.messages.append({"role": "user", "content": blocks})
+
+    return AnthropicChat
