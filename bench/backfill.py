@@ -17,12 +17,12 @@ import time
 from pathlib import Path
 
 from bench.loadgen import encode_requests
-from otelgrade.decode import decode_traces
-from otelgrade.metrics import Metrics
-from otelgrade.results import Grade
-from otelgrade.sinks import read_sink
-from otelgrade.sinks.archive import ArchiveSink, ArchiveSinkSettings
-from otelgrade.spans import AnySpan
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.core.spans import AnySpan
+from otelgrade.export.sinks import read_sink
+from otelgrade.export.sinks.archive import ArchiveSink, ArchiveSinkSettings
+from otelgrade.intake.decode import decode_traces
 
 
 def write_archive(folder: Path, runs: int, file_bytes: str = "8MB") -> int:

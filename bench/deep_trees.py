@@ -14,8 +14,8 @@ import time
 from typing import Literal
 
 from otelgrade.config import load_config
+from otelgrade.core.spans import Span
 from otelgrade.pipeline import Pipeline
-from otelgrade.spans import Span
 
 Shape = Literal["tool", "agent", "llm"]
 Layout = Literal["flat", "chained"]
