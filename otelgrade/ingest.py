@@ -46,7 +46,8 @@ def _describe(rejected: dict[str, int], noun: str) -> str:
 class Receiving:
     """The bytes of request bodies being received at once, bounded by `max_bytes_receiving`, split fairly: while
     the allowance is full, a sender may still take up to its share of it (the allowance / the senders receiving,
-    itself included), so many slow senders cannot keep a small one out; one over its share waits for room."""
+    itself included), so many slow senders cannot keep a small one out; one over its share is refused while the
+    allowance is full. Shares taken while it is full never bring the total past twice the allowance."""
 
     def __init__(self, metrics: Metrics, max_bytes_receiving: int) -> None:
         self.metrics = metrics
@@ -56,12 +57,13 @@ class Receiving:
 
     def fits(self, nbytes: int, sender: object = None) -> bool:
         """Whether `nbytes` more may be received now for `sender`: within `max_bytes_receiving`, or nothing else
-        is, or within the sender's fair share."""
-        if not self._receiving or self._receiving + nbytes <= self.max_bytes_receiving:
+        is, or within the sender's fair share (and twice the allowance)."""
+        allowance = self.max_bytes_receiving
+        if not self._receiving or self._receiving + nbytes <= allowance:
             return True
         held = self._senders.get(id(sender), 0) if sender is not None else 0
         senders = len(self._senders) + (held == 0)
-        return held + nbytes <= self.max_bytes_receiving / senders
+        return held + nbytes <= allowance / senders and self._receiving + nbytes <= 2 * allowance
 
     @contextlib.contextmanager
     def receiving(self, nbytes: int, sender: object = None) -> Iterator[None]:

@@ -9,12 +9,16 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 
+import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from otelgrade.ingest import Receiving
+from otelgrade.metrics import Metrics
+from otelgrade.receivers import Overloaded
 from tests.conftest import ServeProcess
 
 Serve = Callable[..., ServeProcess]
@@ -64,3 +68,19 @@ def test_thirty_slow_uploads_filling_the_allowance_leave_a_small_sender_its_shar
         assert result is SpanExportResult.SUCCESS
     server.wait_for_metric("otelgrade_spans_received_total", {"protocol": "http"}, 1)
     assert server.stop() == 0
+
+
+def test_a_full_allowance_leaves_each_sender_its_share_up_to_twice_the_allowance() -> None:
+    allowance = Receiving(Metrics(), 300)
+    big, small, third = object(), object(), object()
+    with ExitStack() as held:
+        held.enter_context(allowance.receiving(290, big))  # all but 10 bytes
+        assert allowance.fits(150, small) and not allowance.fits(151, small)  # 300 / 2 senders
+        held.enter_context(allowance.receiving(150, small))
+        assert not allowance.fits(1, big)  # over its share while the allowance is full
+        with pytest.raises(Overloaded):
+            held.enter_context(allowance.receiving(1, big))
+        assert allowance.fits(100, third) and not allowance.fits(101, third)  # 300 / 3
+        held.enter_context(allowance.receiving(100, third))  # 540 held
+        assert allowance.fits(60, object()) and not allowance.fits(61, object())  # its share is 75, but 600 in all
+    assert allowance.fits(300, big)  # all given back

@@ -233,8 +233,8 @@ class Front(Receiving):
 
     def busy(self) -> bool:
         """A worker asks senders to back off (it holds as much as it may). One that is starting or does not answer
-        refuses only the requests holding its traces (`export`)."""
-        return any(w.busy for w in self.workers)
+        refuses only the requests holding its traces (`export`), whatever it last said."""
+        return any(w.busy and self.watch.answering(w) for w in self.workers)
 
     async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> ExportResult:
         if self.busy():
