@@ -22,10 +22,12 @@ from typing import Any
 import grpc
 import pytest
 from google.rpc import error_details_pb2
+from prometheus_client import CollectorRegistry
 
 from otelgrade.core.settings import WORKERS_ENV
 from otelgrade.intake.shard import owner
 from otelgrade.service.workers import worker
+from otelgrade.service.workers.health import Heartbeat, WorkerWatch, refusal
 from tests.conftest import ServeProcess
 from tests.intake.test_spool_durability import wait_until
 from tests.receivers_harness import sid, span_pb, traces_request
@@ -223,3 +225,53 @@ def readyz_now(server: ServeProcess) -> int:
         return readyz(server)
     except OSError:
         return 0
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Silent:
+    """A worker as the watch sees it, whose answers the test gives."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.index, self.heartbeat = 1, Heartbeat(clock)
+        self.stopped_for: str | None = None
+        self.alive = self.started = True
+        self.pings = self.kills = 0
+
+    def ping(self) -> None:
+        self.pings += 1
+
+    def kill(self) -> None:
+        self.kills += 1
+
+
+def test_the_watch_refuses_a_silent_worker_after_its_timeout_and_kills_it_once() -> None:
+    clock, registry = Clock(), CollectorRegistry()
+    silent = Silent(clock)
+    watch = WorkerWatch([silent], timeout=1.0, restart_after=5.0, registry=registry)
+    watch.check(silent)
+    assert silent.pings == 1 and refusal(silent, 1.0) is None
+    clock.now = 0.9
+    watch.check(silent)  # still waiting for the first ping's answer: no second ping
+    assert silent.pings == 1 and watch.answering(silent)
+    clock.now = 1.1
+    watch.check(silent)
+    assert "has not answered for 1.1s" in (refusal(silent, 1.0) or "")
+    assert registry.get_sample_value("otelgrade_worker_up", {"worker": "1"}) == 0
+    silent.heartbeat.answered()  # it answers again
+    watch.check(silent)
+    assert watch.answering(silent) and registry.get_sample_value("otelgrade_worker_up", {"worker": "1"}) == 1
+    clock.now = 2.0
+    watch.check(silent)  # pinged at 1.1 and never answers again
+    for clock.now in (6.0, 7.0, 8.0):
+        watch.check(silent)
+    assert silent.kills == 1 and silent.stopped_for == "stuck"
+    assert watch.restarted(silent) == "stuck" and silent.stopped_for is None
+    labels = {"worker": "1", "reason": "stuck"}
+    assert registry.get_sample_value("otelgrade_worker_restarts_total", labels) == 1
