@@ -9,16 +9,12 @@ from prometheus_client.openmetrics.exposition import generate_latest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from otelgrade.metrics import Metrics
-from otelgrade.workers.merge import Merged
-
-
-def scrape(metrics: Metrics) -> str:
-    return str(generate_latest(metrics.registry).decode())
+from otelgrade.workers.merge import Merged, read_snapshot, snapshot
 
 
 def merged(*processes: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], Any]:
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(Merged([scrape(m) for m in processes]))
+    registry.register(Merged([read_snapshot(snapshot(m.registry)) for m in processes]))
     text = generate_latest(registry).decode()
     return {
         (s.name, tuple(sorted(s.labels.items()))): s

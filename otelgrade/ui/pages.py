@@ -115,6 +115,7 @@ class GradePages:
 
     async def run(self, request: web.Request) -> web.Response:
         trace_id = request.match_info["trace_id"].lower()
+        await self.store.fetch(trace_id)
         runs = self.store.runs(trace_id)
         views = [self._run_view(run) for run in runs]
         return _html(

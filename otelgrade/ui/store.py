@@ -28,7 +28,6 @@ class Run:
     span_id: str
     trajectory: Trajectory | None = None
     grades: list[Grade] = field(default_factory=list)
-    trajectory_json: bytes = b""  # the trajectory not read yet (a grading worker sent it), read when shown
 
     @property
     def failing(self) -> bool:
@@ -162,11 +161,23 @@ class RunStore:
         with self._lock:
             self._run((held.trace_id, held.span_id)).trajectory = held
 
-    def hold_json(self, trace_id: str, span_id: str, trajectory_json: bytes) -> None:
-        """Hold a run as `hold` does, its trajectory as JSON: read only when its page is opened."""
+    def list_run(self, trace_id: str, span_id: str) -> None:
+        """List a run whose trajectory another process holds (a grading worker): `fetch` brings it in when its page
+        is opened."""
         with self._lock:
-            run = self._run((trace_id, span_id))
-            run.trajectory, run.trajectory_json = None, trajectory_json
+            self._run((trace_id, span_id)).trajectory = None
+
+    def fill(self, held: Trajectory) -> None:
+        """Give a run listed without its trajectory (a grading worker holds it) the one that worker sent for its page;
+        a run no longer listed is not held again."""
+        with self._lock:
+            run = self._passing.get((held.trace_id, held.span_id)) or self._failing.get((held.trace_id, held.span_id))
+            if run is not None and run.trajectory is None:
+                run.trajectory = held
+
+    async def fetch(self, trace_id: str) -> None:
+        """Bring in the trajectories of a trace's runs that another process holds, before its page is shown (here
+        every run is held in this process)."""
 
     def write(self, grades: Sequence[Grade]) -> None:
         with self._lock:
@@ -216,7 +227,7 @@ class RunStore:
         """The held runs of one trace, in the order they started (outer runs before nested ones)."""
         with self._lock:
             found = [
-                Run(run.trace_id, run.span_id, _read(run), list(run.grades))
+                Run(run.trace_id, run.span_id, run.trajectory, list(run.grades))
                 for runs in (self._passing, self._failing)
                 for run in runs.values()
                 if run.trace_id == trace_id
@@ -251,13 +262,6 @@ class RunStore:
                 (self._passing or self._failing).popitem(last=False)
             run = self._passing[key] = Run(*key)
         return run
-
-
-def _read(run: Run) -> Trajectory | None:
-    """The run's trajectory, read from its JSON the first time it is asked for."""
-    if run.trajectory is None and run.trajectory_json:
-        run.trajectory, run.trajectory_json = Trajectory.model_validate_json(run.trajectory_json), b""
-    return run.trajectory
 
 
 ATTRIBUTE_CHARS = 2000

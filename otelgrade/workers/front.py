@@ -24,7 +24,7 @@ import orjson
 from aiohttp import web
 from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.exposition import choose_encoder
-from prometheus_client.openmetrics.exposition import generate_latest
+from prometheus_client.metrics_core import Metric
 
 from otelgrade.admin import Admin
 from otelgrade.config import Config, load_config
@@ -45,9 +45,9 @@ from otelgrade.results import Grade
 from otelgrade.server import STOP_GRACE_SECONDS
 from otelgrade.shard import ShardError, owner, split
 from otelgrade.trajectory import Conversation
-from otelgrade.ui import RunStore
 from otelgrade.workers import frames
-from otelgrade.workers.merge import Merged
+from otelgrade.workers.merge import Merged, read_snapshot
+from otelgrade.workers.runs import ListedRuns
 
 log = logging.getLogger("otelgrade")
 
@@ -105,10 +105,18 @@ class Worker:
         _, status, result = frames.read_result(payload)
         return status, result
 
-    async def scrape(self) -> str:
+    async def scrape(self) -> list[Metric]:
+        return read_snapshot(await self._request(frames.SCRAPE))
+
+    async def runs_of(self, trace_id: str) -> bytes:
+        """The trajectories this worker holds of a trace's runs (`runs.runs_json`)."""
+        return await self._request(frames.RUNS_OF, trace_id.encode())
+
+    async def _request(self, kind: int, *parts: bytes) -> bytes:
+        """Ask the worker for something it answers at once; the answer's payload past its request id."""
         request_id = next(self._ids)
-        _, payload = await self._ask(request_id, frames.frame(frames.SCRAPE, frames.ID.pack(request_id)))
-        return payload[frames.ID.size :].decode()
+        _, payload = await self._ask(request_id, frames.frame(kind, frames.ID.pack(request_id), *parts))
+        return payload[frames.ID.size :]
 
     def tell(self, data: bytes) -> None:
         """Send a frame that has no answer (dropped, and counted, when the worker is not running)."""
@@ -135,24 +143,25 @@ class Worker:
 
     async def _read(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdout is not None
-        while (got := await frames.read_frame(proc.stdout)) is not None:
-            try:
-                self._take(*got)
-            except Exception:  # one frame that does not read must not stop the others (answers among them)
-                log.exception("a frame from grading worker %d could not be read", self.index)
+        async for got in frames.read_frames(proc.stdout):
+            for kind, payload in got:
+                try:
+                    self._take(kind, payload)
+                except Exception:  # one frame that does not read must not stop the others (answers among them)
+                    log.exception("a frame from grading worker %d could not be read", self.index)
         for answer in self._waiting.values():
             if not answer.done():
                 answer.set_exception(WorkerGone(f"grading worker {self.index} exited"))
 
     def _take(self, kind: int, payload: bytes) -> None:
         """Act on one frame from the worker."""
-        if kind in (frames.RESULT, frames.METRICS):
+        if kind in (frames.RESULT, frames.METRICS, frames.RUNS):
             (request_id,) = frames.ID.unpack_from(payload)
             answer = self._waiting.get(request_id)
             if answer is not None and not answer.done():
                 answer.set_result((kind, payload))
-        elif kind == frames.RUN:  # read only if its page is opened
-            self.front.runs.hold_json(*frames.read_run(payload))
+        elif kind == frames.RUN:  # its trajectory stays in the worker, asked for if its page is opened
+            self.front.runs.list_run(*frames.read_run(payload))
         elif kind == frames.CONVERSATION:
             self.front.runs.add_run(Conversation.model_validate_json(payload))
         elif kind == frames.GRADES:
@@ -197,7 +206,7 @@ class Front(Receiving):
         self.config_path = config_path
         self.max_request_bytes = config.receivers.max_request_bytes
         self.body_read_timeout = config.receivers.body_read_timeout
-        self.runs = RunStore(config.ui.keep)
+        self.runs = ListedRuns(config.ui.keep, lambda: [w for w in self.workers if w.ready.is_set()])
         self.workers = [Worker(i, count, config_path, self) for i in range(count)]
         self.ready = False
         self._stopping = False
@@ -403,9 +412,8 @@ class ServiceAdmin(Admin):
         scraped = await asyncio.gather(
             *(asyncio.wait_for(w.scrape(), SCRAPE_TIMEOUT_SECONDS) for w in workers), return_exceptions=True
         )
-        own = generate_latest(self.metrics.registry).decode()  # type: ignore[no-untyped-call]
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(Merged([own, *(t for t in scraped if isinstance(t, str))]))
+        registry.register(Merged([self.metrics.registry.collect(), *(t for t in scraped if isinstance(t, list))]))
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
         body: bytes = encoder(registry)
         return web.Response(body=body, headers={"Content-Type": content_type})

@@ -3,16 +3,21 @@
 Counters, histograms and most gauges add up across processes (spans received, runs held, bytes held, CPU
 seconds, memory); a gauge that states a fact rather than counts (`*_info`, an alert policy, a paused judge)
 is the same in every worker and is shown once (its largest value); start times are the earliest.
+
+Each process hands over its families as its registry collects them, pickled (`snapshot`): nothing is written as
+text and parsed back on a scrape. prometheus-client's own multiprocess mode (`PROMETHEUS_MULTIPROC_DIR`) is not
+used: its files hold values only, so failing grades would lose their trace-id exemplars, and it has no place for
+the per-process collectors (`process_*`).
 """
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from prometheus_client.metrics_core import Metric
-from prometheus_client.openmetrics.parser import text_string_to_metric_families
-from prometheus_client.registry import Collector
+from prometheus_client.registry import Collector, CollectorRegistry
 
 _LARGEST_SUFFIXES = ("_info", "_policy", "_paused", "_max_fds")
 _EARLIEST_SUFFIXES = ("_created", "_start_time_seconds")
@@ -30,23 +35,34 @@ def _combine(name: str, family_type: str, old: float, new: float) -> float:
     return old + new
 
 
-class Merged(Collector):
-    """The families of several OpenMetrics texts, merged (a collector of a registry made for one scrape)."""
+def snapshot(registry: CollectorRegistry) -> bytes:
+    """What `registry` holds now, as `Merged` takes it from another process."""
+    return pickle.dumps(list(registry.collect()), protocol=pickle.HIGHEST_PROTOCOL)
 
-    def __init__(self, texts: Iterable[str]) -> None:
+
+def read_snapshot(data: bytes) -> list[Metric]:
+    """The families of a `snapshot` (from a process of this service, over its pipe)."""
+    families: list[Metric] = pickle.loads(data)  # written by this service's own worker, over its pipe
+    return families
+
+
+class Merged(Collector):
+    """The families of several processes' registries, merged (a collector of a registry made for one scrape)."""
+
+    def __init__(self, processes: Iterable[Iterable[Metric]]) -> None:
         self.families: dict[str, Metric] = {}
         values: dict[str, dict[SampleKey, tuple[float, Any]]] = {}
-        for text in texts:
-            for family in text_string_to_metric_families(text):  # type: ignore[no-untyped-call]
+        for families in processes:
+            for family in families:
                 held = self.families.setdefault(family.name, Metric(family.name, family.documentation, family.type))
                 samples = values.setdefault(family.name, {})
                 for s in family.samples:
-                    key = (s.name, tuple(sorted(s.labels.items())))
-                    if key in samples:
-                        value, exemplar = samples[key]
-                        samples[key] = (_combine(s.name, family.type, value, s.value), s.exemplar or exemplar)
-                    else:
+                    key = (s.name, tuple(s.labels.items()))  # a metric's label names come in one order
+                    had = samples.get(key)
+                    if had is None:
                         samples[key] = (s.value, s.exemplar)
+                    else:
+                        samples[key] = (_combine(s.name, family.type, had[0], s.value), s.exemplar or had[1])
                 held.unit = family.unit
         for name, family in self.families.items():
             for (sample_name, labels), (value, exemplar) in values[name].items():
