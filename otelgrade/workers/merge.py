@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.samples import Sample
 
 _LARGEST_SUFFIXES = ("_info", "_policy", "_paused", "_max_fds")
 _EARLIEST_SUFFIXES = ("_created", "_start_time_seconds")
@@ -51,7 +51,7 @@ class Merged(Collector):
 
     def __init__(self, processes: Iterable[Iterable[Metric]]) -> None:
         self.families: dict[str, Metric] = {}
-        values: dict[str, dict[SampleKey, tuple[float, Any]]] = {}
+        values: dict[str, dict[SampleKey, Sample]] = {}
         for families in processes:
             for family in families:
                 held = self.families.setdefault(family.name, Metric(family.name, family.documentation, family.type))
@@ -60,13 +60,13 @@ class Merged(Collector):
                     key = (s.name, tuple(s.labels.items()))  # a metric's label names come in one order
                     had = samples.get(key)
                     if had is None:
-                        samples[key] = (s.value, s.exemplar)
+                        samples[key] = s  # as the process gave it, unless another has the same series
                     else:
-                        samples[key] = (_combine(s.name, family.type, had[0], s.value), s.exemplar or had[1])
+                        value = _combine(s.name, family.type, had.value, s.value)
+                        samples[key] = had._replace(value=value, exemplar=s.exemplar or had.exemplar)
                 held.unit = family.unit
         for name, family in self.families.items():
-            for (sample_name, labels), (value, exemplar) in values[name].items():
-                family.add_sample(sample_name, dict(labels), value, exemplar=exemplar)
+            family.samples = list(values[name].values())
 
     def collect(self) -> Iterator[Metric]:
         yield from self.families.values()
