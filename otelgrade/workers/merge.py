@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector, CollectorRegistry
@@ -46,27 +47,45 @@ def read_snapshot(data: bytes) -> list[Metric]:
     return families
 
 
+def _merged(family_type: str, held: list[Sample], more: list[Sample]) -> list[Sample]:
+    """The samples of one family from two processes, merged: side by side when both hold the same series in the same
+    order (the same metrics, labelled alike: most families), else series by series."""
+    pairs: Iterable[tuple[Sample | None, Sample | None]]
+    if len(held) == len(more) and all(
+        a.name == b.name and a.labels == b.labels for a, b in zip(held, more, strict=True)
+    ):
+        pairs = zip(held, more, strict=True)
+    else:
+        mine, theirs = _keyed(held), _keyed(more)
+        pairs = ((mine.get(key), theirs.get(key)) for key in {**mine, **theirs})
+    out = []
+    for a, b in pairs:
+        if a is None or b is None:
+            out.append(cast(Sample, a or b))
+        else:
+            value = _combine(a.name, family_type, a.value, b.value)
+            out.append(a._replace(value=value, exemplar=b.exemplar or a.exemplar))
+    return out
+
+
+def _keyed(samples: list[Sample]) -> dict[SampleKey, Sample]:
+    return {(s.name, tuple(s.labels.items())): s for s in samples}  # a metric's label names come in one order
+
+
 class Merged(Collector):
     """The families of several processes' registries, merged (a collector of a registry made for one scrape)."""
 
     def __init__(self, processes: Iterable[Iterable[Metric]]) -> None:
         self.families: dict[str, Metric] = {}
-        values: dict[str, dict[SampleKey, Sample]] = {}
         for families in processes:
             for family in families:
-                held = self.families.setdefault(family.name, Metric(family.name, family.documentation, family.type))
-                samples = values.setdefault(family.name, {})
-                for s in family.samples:
-                    key = (s.name, tuple(s.labels.items()))  # a metric's label names come in one order
-                    had = samples.get(key)
-                    if had is None:
-                        samples[key] = s  # as the process gave it, unless another has the same series
-                    else:
-                        value = _combine(s.name, family.type, had.value, s.value)
-                        samples[key] = had._replace(value=value, exemplar=s.exemplar or had.exemplar)
+                held = self.families.get(family.name)
+                if held is None:
+                    held = self.families[family.name] = Metric(family.name, family.documentation, family.type)
+                    held.samples = list(family.samples)  # as the process gave them, until another adds to them
+                else:
+                    held.samples = _merged(family.type, held.samples, family.samples)
                 held.unit = family.unit
-        for name, family in self.families.items():
-            family.samples = list(values[name].values())
 
     def collect(self) -> Iterator[Metric]:
         yield from self.families.values()
