@@ -35,7 +35,7 @@ from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.tool_calls import tool_calls
-from otelgrade.rebuild.transfers import is_transfer, named_agent
+from otelgrade.rebuild.transfers import is_transfer, named_agent, target_argument
 from otelgrade.rebuild.tree import Tree
 from otelgrade.rebuild.unread import describe, would_hold
 from otelgrade.spans import STATUS_OK, Span
@@ -86,8 +86,8 @@ def find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> li
     holding_llm = tree.holding(llm_ids, stop=agents)
     for sid, c in classified.items():
         if isinstance(c.facts, ToolFacts) and sid in holding_llm:
-            name = named_agent(c.facts.name, c.facts.arguments) if is_transfer(c.facts.name) else None
-            runs.append(Run(tree.spans[sid], [sid], RunFacts(), tool_root=True, name=name or c.facts.name))
+            name = target_argument(c.facts.arguments) or named_agent(c.facts.name, None) or c.facts.name
+            runs.append(Run(tree.spans[sid], [sid], RunFacts(), tool_root=True, name=name))
             notes[sid] = "a tool whose work holds model calls: an agent called as a tool, a nested run"
     if runs:
         return runs
