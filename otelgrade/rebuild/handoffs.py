@@ -5,7 +5,8 @@ In order, the first rule that applies decides (and the handoff says which, `deci
    no execution, right after the response that asked for it.
 2. `nested_invocation` / `agent_acted`: an agent's invocation runs inside the call (nested in its execution span,
    or within the caller's run while the call lasts). The call is a delegation when an argument names whom it
-   hands to; else it is that agent called as a tool, a tool call.
+   hands to; else it is that agent called as a tool, a tool call, unless a framework's name for its transfers
+   says otherwise (`name_hint`).
 3. `agent_acted`: an agent the call names (an argument value, a tool name that ends with its name) acts during or
    right after it; or, named or not, the next model call of the request is another agent's, made after the call
    ended, and the call is neither an agent called as a tool nor a failure.
@@ -80,6 +81,9 @@ def decide(
         whom = target_argument(call.arguments)
         if whom is not None or (name and names("", call.arguments, name)):
             out[i] = _handoff(call, name or whom, how)
+            delegations.add(i)
+        elif is_transfer(call.name):  # the evidence fits an agent called as a tool as well: the name decides
+            out[i] = _handoff(call, name or named_agent(call.name, call.arguments), NAME_HINT)
             delegations.add(i)
         else:
             settled.add(i)
