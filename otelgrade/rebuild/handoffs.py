@@ -42,10 +42,12 @@ def decide(
     llm_calls: Sequence[LLMCall],
     statements: Mapping[str, TransferFacts],
     invocations: Sequence[tuple[Span, str | None, str | None]],
+    steps: Collection[str] = (),
 ) -> tuple[dict[int, Handoff], set[int]]:
     """The calls (by index) that are control transfers, each as a handoff, and those of them that are delegations
     (the agent they hand to ran within the call, and the caller carries on after). `invocations` are the request's
-    agent runs: root span, agent name, and the root of the run that encloses it."""
+    agent runs: root span, agent name, and the root of the run that encloses it; `steps` the spans that are steps
+    of a run (a chain, a graph node: no agent's invocation)."""
     out: dict[int, Handoff] = {}
     delegations: set[int] = set()
     settled: set[int] = set()  # agents called as tools: decided, not transfers
@@ -74,7 +76,7 @@ def decide(
         if i is None and root.span_id in nested_in:
             i = executed[nested_in[root.span_id]]
         if i is None:
-            i, how = _called_within(tree, root, enclosing, calls, run_roots, start_of, agent_at), ACTED
+            i, how = _called_within(tree, root, enclosing, calls, run_roots, start_of, agent_at, steps), ACTED
         if i is None or i in out or i in settled:
             continue
         call = calls[i]
@@ -150,9 +152,11 @@ def _called_within(
     run_roots: Mapping[str, str],
     start_of: Mapping[int, int],
     agent_at: Mapping[int, str | None],
+    steps: Collection[str],
 ) -> int | None:
     """The call during which a run nested in its caller's run started: the caller's last call asked for before
-    it, while that call's execution lasted (where one shows), the caller making no model call in between."""
+    it, the caller making no model call in between, when the run started while the call's execution lasted or
+    under one of the caller's steps (an agent called as a tool whose invocation is no tool span's child)."""
     if enclosing is None:
         return None
     caller = next((name for name, sid in run_roots.items() if sid == enclosing), None)
@@ -165,7 +169,18 @@ def _called_within(
         return None
     step, i = max(before)
     span = tree.spans.get(calls[i].span_id or "")
-    if span is not None and not span.start_ns <= root.start_ns <= span.end_ns:
-        return None  # the call's execution was over, or not begun, when the agent started
+    during = span is not None and span.start_ns <= root.start_ns <= span.end_ns
+    if not during and not _under_a_step(tree, root.span_id, enclosing, steps):
+        return None  # started beside the caller's steps, after the call's execution: a node of the caller's graph
     later = [s for s, start in start_of.items() if s > step and start < root.start_ns]
     return None if any(agent_at.get(s) == caller for s in later) else i
+
+
+def _under_a_step(tree: Tree, span_id: str, enclosing: str, steps: Collection[str]) -> bool:
+    """Whether a span sits under one of its enclosing run's steps, not directly under the run or an agent span."""
+    for above in tree.ancestors(span_id):
+        if above == enclosing:
+            return False
+        if above in steps:
+            return True
+    return False

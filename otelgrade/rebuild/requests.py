@@ -179,7 +179,10 @@ def _request(
     request.input = run.facts.input or entry.input
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
-    decided, delegations = decide(tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations)
+    steps = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), ChainFacts)}
+    decided, delegations = decide(
+        tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations, steps
+    )
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
     delegated = [decided[i] for i in delegations]
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
