@@ -29,7 +29,8 @@ def _otlp(build: Any) -> bytes:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     build(provider.get_tracer("desk-app"))
     provider.shutdown()
-    return encode_spans(exporter.get_finished_spans()).SerializeToString()
+    body: bytes = encode_spans(exporter.get_finished_spans()).SerializeToString()
+    return body
 
 
 def _invoke(tracer: Any, name: str) -> Any:
