@@ -17,6 +17,7 @@ from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
 from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated
 from otelgrade.rebuild.runs import Notes, Run, build
+from otelgrade.rebuild.systems import join_under_systems, system_spans
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names
 from otelgrade.rebuild.tree import Tree
 from otelgrade.trajectory import Handoff, ToolCall, Trajectory
@@ -41,6 +42,8 @@ def requests(
     handed = _link(tree, runs, built)
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
+    names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
+    groups = join_under_systems(tree, system_spans(tree, system), groups, {r.root.span_id for r in runs}, names)
     for root, members in groups.items():
         if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
             only = members[0].root.span_id
@@ -184,12 +187,24 @@ def _request(
         tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations, steps
     )
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
+    _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     delegated = [decided[i] for i in delegations]
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
     if request.output is None and request.status == "ok":
         last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
         request.output = built[last.root.span_id].output
     return request, transferred
+
+
+def _failed_by_last_agent(request: Trajectory, members: list[Trajectory]) -> None:
+    """A request whose last acting agent failed failed, whatever the span above it says (a system span left unset
+    while only the failing worker's span is an error): that agent made the request's last model call, and its run
+    is the last to end."""
+    if request.status != "ok" or not request.llm_calls:
+        return
+    last = max(members, key=lambda m: (m.end_time or "", len(m.llm_calls)))
+    if last.status == "error" and request.llm_calls[-1].agent == last.agent_name:
+        request.status, request.error, request.output = "error", last.error, None
 
 
 def _handoffs(

@@ -1,0 +1,87 @@
+"""Requests from the trace's structure: a system span of an operation no dialect knows holds one request of its
+agents; a request whose last acting agent failed is an error; the application's own spans separate runs of model
+calls that carry no content."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from opentelemetry import trace
+
+from otelgrade.decode import decode_traces
+from otelgrade.rebuild import rebuild
+from otelgrade.trajectory import Trajectory
+from tests.test_handoff_evidence import _execute, _invoke, _otlp
+from tests.test_rebuild import _chat, parts_calls, parts_user
+
+QUESTION = "Plan a trip to Lyon and book the hotel."
+
+
+def _answer(text: str) -> list[dict[str, Any]]:
+    return [{"role": "assistant", "parts": [{"type": "text", "content": text}]}]
+
+
+def _team(worker_fails: bool) -> Any:
+    """A team span of an operation of its own invokes a planner, then a booker; nothing transfers between them."""
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("handle_request"):
+            team = tracer.start_span("run_team trip_team")
+            team.set_attribute("gen_ai.operation.name", "run_team")
+            with trace.use_span(team, end_on_exit=True):
+                planner = _invoke(tracer, "planner")
+                with trace.use_span(planner, end_on_exit=True):
+                    _chat(tracer, [parts_user(QUESTION)], _answer("Plan: two nights in Lyon."))
+                booker = _invoke(tracer, "booker")
+                with trace.use_span(booker, end_on_exit=True):
+                    _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "book_hotel", {"city": "Lyon"}))])
+                    with trace.use_span(_execute(tracer, "book_hotel", "c1", "booked"), end_on_exit=True):
+                        pass
+                    if worker_fails:
+                        booker.set_status(trace.Status(trace.StatusCode.ERROR, "the hotel service is down"))
+                    else:
+                        _chat(tracer, [parts_user(QUESTION)], _answer("Booked two nights in Lyon."))
+
+    return build
+
+
+def _requests(build: Any) -> tuple[list[Trajectory], list[Trajectory]]:
+    runs = rebuild(decode_traces(_otlp(build)).spans)
+    return [r for r in runs if r.parent_span_id is None], runs
+
+
+def test_a_system_span_of_an_unknown_operation_holds_one_request_of_its_agents() -> None:
+    requests, runs = _requests(_team(worker_fails=False))
+    assert len(requests) == 1  # not one request per agent
+    request = requests[0]
+    assert request.agents == ["planner", "booker"] and len(request.llm_calls) == 3
+    assert [t.name for t in request.tool_calls] == ["book_hotel"]
+    assert request.input == QUESTION and request.output == "Booked two nights in Lyon." and request.status == "ok"
+    assert sorted(r.agent_name or "" for r in runs if r.parent_span_id == request.span_id) == ["booker", "planner"]
+
+
+def test_a_request_whose_last_acting_agent_failed_is_an_error_though_its_system_span_is_unset() -> None:
+    requests, _ = _requests(_team(worker_fails=True))
+    assert [(r.status, r.error, r.output) for r in requests] == [("error", "the hotel service is down", None)]
+
+
+def _loop_twice(tracer: Any) -> None:
+    """An application's own loop, invoked twice in one trace, each under its own span; the model calls record no
+    content (capture off), only model, tokens and finish reason."""
+    with tracer.start_as_current_span("nightly_job"):
+        for city in ("Lyon", "Nice"):
+            with tracer.start_as_current_span("answer_ticket") as ticket:
+                ticket.set_attribute("ticket.city", city)
+                for finish in ("tool_calls", "stop"):
+                    with tracer.start_as_current_span("chat gpt-4o") as s:
+                        s.set_attribute("gen_ai.operation.name", "chat")
+                        s.set_attribute("gen_ai.request.model", "gpt-4o")
+                        s.set_attribute("gen_ai.usage.input_tokens", 10)
+                        s.set_attribute("gen_ai.response.finish_reasons", json.dumps([finish]))
+
+
+def test_two_invocations_of_a_loop_under_their_own_application_spans_are_two_runs() -> None:
+    requests, _ = _requests(_loop_twice)
+    assert [len(r.llm_calls) for r in requests] == [2, 2]
+    assert len({r.span_id for r in requests}) == 2 and all(r.status == "ok" for r in requests)
