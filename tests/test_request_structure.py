@@ -85,3 +85,30 @@ def test_two_invocations_of_a_loop_under_their_own_application_spans_are_two_run
     requests, _ = _requests(_loop_twice)
     assert [len(r.llm_calls) for r in requests] == [2, 2]
     assert len({r.span_id for r in requests}) == 2 and all(r.status == "ok" for r in requests)
+
+
+def _chain(tracer: Any) -> None:
+    """No system span: a front desk hands the user to billing and billing hands back, each agent's invocation
+    under the application's own span, by tools named as no framework names its transfers."""
+    with tracer.start_as_current_span("POST /chat"):
+        for agent, call_id, tool in (("front_desk", "c1", "see_billing"), ("billing", "c2", "back_to_desk")):
+            span = _invoke(tracer, agent)
+            with trace.use_span(span, end_on_exit=True):
+                _chat(tracer, [parts_user("Refund order 7.")], [parts_calls((call_id, tool, {}))])
+                with trace.use_span(_execute(tracer, tool, call_id, "ok"), end_on_exit=True):
+                    pass
+        desk = _invoke(tracer, "front_desk")
+        with trace.use_span(desk, end_on_exit=True):
+            _chat(tracer, [parts_user("Refund order 7.")], _answer("Billing refunded order 7."))
+
+
+def test_a_chain_of_agents_linked_by_transfers_under_an_application_span_is_one_request() -> None:
+    requests, runs = _requests(_chain)
+    assert len(requests) == 1  # the entry agent appears twice in the chain: still one request
+    request = requests[0]
+    assert request.tool_calls == [] and request.output == "Billing refunded order 7."
+    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [
+        ("front_desk", "billing"),
+        ("billing", "front_desk"),
+    ]
+    assert len(runs) == 3 and all(r.parent_span_id is not None for r in runs if r is not request)

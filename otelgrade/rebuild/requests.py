@@ -283,7 +283,9 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
         giver, how = by_name.get(run.facts.handed_off_from or ""), DIALECT
         if giver is None or giver is run or giver.root.start_ns > run.root.start_ns:
             how = ACTED
-            giver = next((r for r in transferring if r is not run and _transferred(tree, r, run, built, top)), None)
+            givers = [r for r in transferring if r is not run and _transferred(tree, r, run, built, top)]
+            # the run whose last call names this agent, else the last to end before it: a chain of transfers
+            giver = max(givers, key=lambda r: (_names_next(built, r, run), r.root.end_ns), default=None)
         if giver is not None:
             handing = built[giver.root.span_id]
             trajectory.parent_span_id = giver.root.span_id
@@ -302,6 +304,15 @@ def _hands_over(trajectory: Trajectory) -> bool:
     if is_transfer(last.name):
         return True
     return trajectory.status == "ok" and not last.error and last.step == len(trajectory.llm_calls) > 0
+
+
+def _names_next(built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
+    """Whether the last call of a run that handed over names the agent of a later run."""
+    call = built[earlier.root.span_id].tool_calls[-1]
+    later_name = built[later.root.span_id].agent_name
+    return bool(later_name) and (
+        names(call.name, call.arguments, later_name or "") or named_agent(call.name, call.arguments) == later_name
+    )
 
 
 def _handoff_result(handing: Trajectory, receiving: Trajectory) -> None:
@@ -323,9 +334,7 @@ def _transferred(tree: Tree, earlier: Run, later: Run, built: dict[str, Trajecto
         return False
     call = built[earlier.root.span_id].tool_calls[-1]
     later_name, earlier_name = built[later.root.span_id].agent_name, built[earlier.root.span_id].agent_name
-    if later_name and (
-        names(call.name, call.arguments, later_name) or named_agent(call.name, call.arguments) == later_name
-    ):
+    if _names_next(built, earlier, later):
         return True
     if tree.parent.get(earlier.root.span_id) == tree.parent.get(later.root.span_id) is not None:
         return True
