@@ -55,10 +55,10 @@ def decide(
     start_of = {c.step: _start(tree, c) for c in llm_calls}
     agent_at = {c.step: c.agent for c in llm_calls}
     executed = {c.span_id: i for i, c in enumerate(calls) if c.span_id}
+    within = tree.nearest(executed.keys()) if executed and (statements or invocations) else {}
 
     # 1. what a dialect states
     if statements:
-        within = tree.nearest(executed.keys())
         for sid, facts in statements.items():
             i = executed.get(sid)
             i = executed.get(within.get(sid, "")) if i is None else i
@@ -68,7 +68,7 @@ def decide(
                 out[i] = _handoff(calls[i], facts.to_agent, DIALECT)
 
     # 2. an agent's invocation inside the call
-    nested_in = tree.nearest(executed.keys())
+    nested_in = within
     run_roots = {name: root.span_id for root, name, _ in invocations if name}
     for root, name, enclosing in invocations:
         i = executed.get(root.span_id)

@@ -17,7 +17,7 @@ from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
 from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated
 from otelgrade.rebuild.runs import Notes, Run, build
-from otelgrade.rebuild.systems import join_under_systems, system_spans
+from otelgrade.rebuild.systems import join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names
 from otelgrade.rebuild.tree import Tree
 from otelgrade.trajectory import Handoff, ToolCall, Trajectory
@@ -43,7 +43,7 @@ def requests(
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
     names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
-    groups = join_under_systems(tree, system_spans(tree, system), groups, {r.root.span_id for r in runs}, names)
+    groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names)
     for root, members in groups.items():
         if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
             only = members[0].root.span_id
@@ -73,7 +73,10 @@ def _transfers_executed(run: Trajectory, transferred: list[ToolCall]) -> None:
 def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, region: list[str]) -> Trajectory:
     """A request of one agent: its own run, whose transfers (to agents the trace does not show apart: stated by a
     span, or named so by a framework) are handoffs."""
-    decided, _ = decide(tree, run.tool_calls, run.llm_calls, stated(classified, region), ())
+    statements = stated(classified, region) if run.tool_calls else {}
+    if not statements and not any(is_transfer(c.name) for c in run.tool_calls):
+        return run  # most runs of one agent: nothing to decide
+    decided, _ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
     run.tool_calls, transfers, _ = _split(run.tool_calls, decided)
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name

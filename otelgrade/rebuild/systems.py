@@ -24,32 +24,25 @@ def instrumented(span: Span) -> bool:
     return bool(candidates(span)) or not span.attributes.keys().isdisjoint(MARKS)
 
 
-def system_spans(tree: Tree, read: Collection[str]) -> set[str]:
-    """The spans that may be a request's root: those a dialect read as an agent or a chain (`read`), and those no
-    dialect read that carry an instrumentation's marks."""
-    found = set(read)
-    for sid, span in tree.spans.items():
-        if sid not in found and instrumented(span):
-            found.add(sid)
-    return found
-
-
 def join_under_systems(
     tree: Tree,
-    system: Collection[str],
+    read: Collection[str],
     groups: Mapping[str, Sequence[_Member]],
     agents: Collection[str],
     names: Mapping[str, frozenset[str]],
 ) -> dict[str, list[_Member]]:
     """Requests of different agents under one outermost system span that is no agent's own run are one request,
     rooted there: the agents a multi-agent system span invokes as its children, linked by no transfer the trace
-    shows. `names` are each request's agent names: one agent invoked again under the same span is another
-    request (a second message to it), not another agent of the first."""
+    shows. `read` are the spans a dialect read as an agent or a chain; any other span that carries an
+    instrumentation's marks is a system span too. `names` are each request's agent names: one agent invoked
+    again under the same span is another request (a second message to it), not another agent of the first."""
+    if len(groups) < 2:
+        return {key: list(members) for key, members in groups.items()}
     outermost: dict[str, str] = {}
     for key in groups:
         top = None
         for above in tree.ancestors(key):
-            if above in system and above not in agents:
+            if above not in agents and (above in read or instrumented(tree.spans[above])):
                 top = above
         if top is not None:
             outermost[key] = top
