@@ -89,13 +89,17 @@ def test_two_invocations_of_a_loop_under_their_own_application_spans_are_two_run
 
 def _chain(tracer: Any) -> None:
     """No system span: a front desk hands the user to billing and billing hands back, each agent's invocation
-    under the application's own span, by tools named as no framework names its transfers."""
+    under the application's own span, by tools named as no framework names its transfers (their results say
+    who takes over)."""
     with tracer.start_as_current_span("POST /chat"):
-        for agent, call_id, tool in (("front_desk", "c1", "see_billing"), ("billing", "c2", "back_to_desk")):
+        for agent, call_id, tool, said in (
+            ("front_desk", "c1", "see_colleague", "billing takes over"),
+            ("billing", "c2", "give_back", "front_desk takes over"),
+        ):
             span = _invoke(tracer, agent)
             with trace.use_span(span, end_on_exit=True):
                 _chat(tracer, [parts_user("Refund order 7.")], [parts_calls((call_id, tool, {}))])
-                with trace.use_span(_execute(tracer, tool, call_id, "ok"), end_on_exit=True):
+                with trace.use_span(_execute(tracer, tool, call_id, said), end_on_exit=True):
                     pass
         desk = _invoke(tracer, "front_desk")
         with trace.use_span(desk, end_on_exit=True):
@@ -112,3 +116,23 @@ def test_a_chain_of_agents_linked_by_transfers_under_an_application_span_is_one_
         ("billing", "front_desk"),
     ]
     assert len(runs) == 3 and all(r.parent_span_id is not None for r in runs if r is not request)
+
+
+def _group_chat(tracer: Any) -> None:
+    """Two agents take turns under the application's span; the first one's turn ends on a tool's result (no
+    reflection on it), which names no agent; the second speaks next."""
+    with tracer.start_as_current_span("POST /chat"):
+        first = _invoke(tracer, "support")
+        with trace.use_span(first, end_on_exit=True):
+            _chat(tracer, [parts_user("Close my account 42.")], [parts_calls(("c1", "delete_account", {"id": 42}))])
+            with trace.use_span(_execute(tracer, "delete_account", "c1", "account 42 deleted"), end_on_exit=True):
+                pass
+        second = _invoke(tracer, "reviewer")
+        with trace.use_span(second, end_on_exit=True):
+            _chat(tracer, [parts_user("Close my account 42.")], _answer("Your account is closed."))
+
+
+def test_a_call_that_names_no_agent_stays_a_tool_call_whoever_speaks_next() -> None:
+    requests, _ = _requests(_group_chat)
+    assert len(requests) == 1 and requests[0].agents == ["support", "reviewer"]
+    assert [t.name for t in requests[0].tool_calls] == ["delete_account"] and requests[0].handoffs == []

@@ -7,9 +7,10 @@ In order, the first rule that applies decides (and the handoff says which, `deci
    or within the caller's run while the call lasts). The call is a delegation when an argument names whom it
    hands to; else it is that agent called as a tool, a tool call, unless a framework's name for its transfers
    says otherwise (`name_hint`).
-3. `agent_acted`: an agent the call names (an argument value, a tool name that ends with its name) acts during or
-   right after it; or, named or not, the next model call of the request is another agent's, made after the call
-   ended, and the call is neither an agent called as a tool nor a failure.
+3. `agent_acted`: the next model call of the request is another agent's, made after the call ended, and the call
+   names that agent (an argument value, a tool name that ends with its name, or its result: `transferred to X`),
+   and is neither an agent called as a tool nor a failure. A call that names no agent at all is a tool call
+   whoever speaks next (a group chat's turn that ends on a tool's result).
 4. `name_hint`: a framework's name for its transfers (`transfers.is_transfer`), where nothing above applied.
 Several calls of one response that rule 3 would pick leave a tie: a name hint breaks it, else the last one.
 """
@@ -20,7 +21,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import TransferFacts
-from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument
+from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import Span
 from otelgrade.trajectory import Handoff, LLMCall, ToolCall
@@ -100,8 +101,8 @@ def decide(
         if taker is None or taker == call.agent or call.agent is None:
             continue
         named = [a for a in agents if a != call.agent and names(call.name, call.arguments, a)]
-        if named and taker not in named:
-            continue
+        if (named and taker not in named) or (not named and not told(call.result, taker)):
+            continue  # names another agent, or none: the call's result does not say the taker took over either
         if call.span_id and tree.spans[call.span_id].end_ns > start_of.get(after or 0, 0):
             continue  # the other agent acted while the call ran, not after it
         picked.setdefault(call.step, []).append(i)

@@ -18,7 +18,7 @@ from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
 from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import join_under_systems
-from otelgrade.rebuild.transfers import is_transfer, named_agent, names
+from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
 from otelgrade.rebuild.tree import Tree
 from otelgrade.trajectory import Handoff, ToolCall, Trajectory
 
@@ -237,7 +237,12 @@ def _handoffs(
     members_ids = {m.root.span_id for m in members}
     for receiver, (giver, how) in handed.items():
         to, by = built[receiver].agent_name, built[giver].agent_name
-        if receiver in members_ids and to != by and not any(h.to_agent == to and h.from_agent == by for h in out):
+        if (
+            how
+            and receiver in members_ids
+            and to != by
+            and not any(h.to_agent == to and h.from_agent == by for h in out)
+        ):
             out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver, decided_by=how))
     return out
 
@@ -289,6 +294,10 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
             givers = [r for r in transferring if r is not run and _transferred(tree, r, run, built, top)]
             # the run whose last call names this agent, else the last to end before it: a chain of transfers
             giver = max(givers, key=lambda r: (_names_next(built, r, run), r.root.end_ns), default=None)
+            if giver is not None and not (
+                _names_next(built, giver, run) or is_transfer(built[giver.root.span_id].tool_calls[-1].name)
+            ):
+                how = ""  # one request, but no call of it says control passed: a turn of a group chat
         if giver is not None:
             handing = built[giver.root.span_id]
             trajectory.parent_span_id = giver.root.span_id
@@ -310,11 +319,14 @@ def _hands_over(trajectory: Trajectory) -> bool:
 
 
 def _names_next(built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
-    """Whether the last call of a run that handed over names the agent of a later run."""
+    """Whether the last call of a run that handed over names the agent of a later run (by its name, arguments or
+    result)."""
     call = built[earlier.root.span_id].tool_calls[-1]
-    later_name = built[later.root.span_id].agent_name
+    later_name = built[later.root.span_id].agent_name or ""
     return bool(later_name) and (
-        names(call.name, call.arguments, later_name or "") or named_agent(call.name, call.arguments) == later_name
+        names(call.name, call.arguments, later_name)
+        or named_agent(call.name, call.arguments) == later_name
+        or told(call.result, later_name)
     )
 
 

@@ -76,3 +76,18 @@ def is_the_agent(tool_name: str, agents: Collection[str]) -> bool:
         return True
     tool_parts = _QUALIFIERS.split(tool_name)
     return any(a and (tool_parts[-1] == a or _QUALIFIERS.split(a)[0] == tool_name) for a in agents)
+
+
+def told(result: str | None, agent: str | None) -> bool:
+    """Whether a call's result names `agent` as a word of its own (`Successfully transferred to billing`)."""
+    if not result or not agent:
+        return False
+    start = result.find(agent)
+    while start >= 0:
+        end = start + len(agent)
+        before = result[start - 1] if start else " "
+        after = result[end] if end < len(result) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = result.find(agent, start + 1)
+    return False
