@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import TransferFacts
 from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
 from otelgrade.rebuild.tree import Tree
-from otelgrade.spans import Span
-from otelgrade.trajectory import Handoff, LLMCall, ToolCall
 
 DIALECT = "dialect"
 NESTED = "nested_invocation"

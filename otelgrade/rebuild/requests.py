@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
@@ -20,7 +21,6 @@ from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
 from otelgrade.rebuild.tree import Tree
-from otelgrade.trajectory import Handoff, ToolCall, Trajectory
 
 
 def requests(

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TypeVar
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild.dialects import candidates
 from otelgrade.rebuild.tree import Tree
 from otelgrade.rebuild.unread import MARKS
-from otelgrade.spans import Span
 
 _Member = TypeVar("_Member")
 
