@@ -1,11 +1,12 @@
 """Group each agent's own runs into the requests users made: the run graders see by default.
 
 A request's root is the outermost agent-system span above its agents (a runner or workflow span, a crew
-kickoff, a supervisor graph), else its entry agent's span; agents nested in one another, or handing work to
-one another, belong to the same request. A request of one agent is that agent's run. A request of several
-holds every agent's model and tool calls in order, each saying whose it is; its control transfers
-(`transfer_to_*`, delegations) are `handoffs`, not tool calls; and each agent's own run is reported too, nested
-under the request (`parent_span_id`), as that agent's model saw it.
+kickoff, a supervisor graph, any instrumented span whose children are different agents: `systems`), else its
+entry agent's span; agents nested in one another, or handing work to one another, belong to the same request.
+A request of one agent is that agent's run. A request of several holds every agent's model and tool calls in
+order, each saying whose it is; its control transfers (decided by what the trace shows: `handoffs`) are
+`handoffs`, not tool calls; and each agent's own run is reported too, nested under the request
+(`parent_span_id`), as that agent's model saw it.
 """
 
 from __future__ import annotations

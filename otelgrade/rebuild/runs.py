@@ -18,8 +18,8 @@ A graph or workflow node is a step of its run, never a run of its own.
 
 A nested run (sub-agent, agent-as-tool) has `parent_span_id` set to the enclosing run; the parent
 keeps only its own LLM and tool calls. A handoff (the new agent records whom it took over from, or
-follows a sibling run that ended with a `transfer_to_*` call) links the same way, and the new run's
-input is the request it took over.
+follows a run that ended on a call its model never saw the result of) links the same way (`requests`), and
+the new run's input is the request it took over.
 """
 
 from __future__ import annotations
