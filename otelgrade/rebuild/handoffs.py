@@ -43,12 +43,12 @@ def decide(
     llm_calls: Sequence[LLMCall],
     statements: Mapping[str, TransferFacts],
     invocations: Sequence[tuple[Span, str | None, str | None]],
-    steps: Collection[str] = (),
+    agent_spans: Collection[str] = (),
 ) -> tuple[dict[int, Handoff], set[int]]:
     """The calls (by index) that are control transfers, each as a handoff, and those of them that are delegations
     (the agent they hand to ran within the call, and the caller carries on after). `invocations` are the request's
-    agent runs: root span, agent name, and the root of the run that encloses it; `steps` the spans that are steps
-    of a run (a chain, a graph node: no agent's invocation)."""
+    agent runs: root span, agent name, and the root of the run that encloses it; `agent_spans` the spans that are
+    agents' invocations (any other span under a run is one of its steps: a chain, a graph node, a model call)."""
     out: dict[int, Handoff] = {}
     delegations: set[int] = set()
     settled: set[int] = set()  # agents called as tools: decided, not transfers
@@ -77,7 +77,7 @@ def decide(
         if i is None and root.span_id in nested_in:
             i = executed[nested_in[root.span_id]]
         if i is None:
-            i, how = _called_within(tree, root, enclosing, calls, run_roots, start_of, agent_at, steps), ACTED
+            i, how = _called_within(tree, root, enclosing, calls, run_roots, start_of, agent_at, agent_spans), ACTED
         if i is None or i in out or i in settled:
             continue
         call = calls[i]
@@ -153,7 +153,7 @@ def _called_within(
     run_roots: Mapping[str, str],
     start_of: Mapping[int, int],
     agent_at: Mapping[int, str | None],
-    steps: Collection[str],
+    agent_spans: Collection[str],
 ) -> int | None:
     """The call during which a run nested in its caller's run started: the caller's last call asked for before
     it, the caller making no model call in between, when the run started while the call's execution lasted or
@@ -171,17 +171,18 @@ def _called_within(
     step, i = max(before)
     span = tree.spans.get(calls[i].span_id or "")
     during = span is not None and span.start_ns <= root.start_ns <= span.end_ns
-    if not during and not _under_a_step(tree, root.span_id, enclosing, steps):
+    if not during and not _under_a_step(tree, root.span_id, enclosing, agent_spans):
         return None  # started beside the caller's steps, after the call's execution: a node of the caller's graph
     later = [s for s, start in start_of.items() if s > step and start < root.start_ns]
     return None if any(agent_at.get(s) == caller for s in later) else i
 
 
-def _under_a_step(tree: Tree, span_id: str, enclosing: str, steps: Collection[str]) -> bool:
-    """Whether a span sits under one of its enclosing run's steps, not directly under the run or an agent span."""
+def _under_a_step(tree: Tree, span_id: str, enclosing: str, agent_spans: Collection[str]) -> bool:
+    """Whether a span sits under one of its enclosing run's steps (a span that is no agent's invocation), not
+    directly under the run or under agent spans only (a node of a graph the run is)."""
     for above in tree.ancestors(span_id):
         if above == enclosing:
             return False
-        if above in steps:
+        if above not in agent_spans:
             return True
     return False

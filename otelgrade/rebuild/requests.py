@@ -186,9 +186,9 @@ def _request(
     request.input = run.facts.input or entry.input
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
-    steps = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), ChainFacts)}
+    agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
     decided, delegations = decide(
-        tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations, steps
+        tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations, agent_spans
     )
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
