@@ -389,7 +389,8 @@ class Grading:
 
     def _revise(self, grade: Grade) -> None:
         """Number a re-graded suite's grade: the next revision of the same grade of the run, counting what changed
-        (`otelgrade_regrades_total`), or 1 for a grade the run did not have before."""
+        (`otelgrade_regrades_total`) and a grade that turned to fail (`otelgrade_regrade_failures_total`, which the
+        guardrail alerts count), or 1 for a grade the run did not have before."""
         whole = grade.level == "conversation"  # the same grade of a conversation whichever run is its last
         key = ("" if whole else grade.span_id, grade.suite, grade.grader, grade.call_span_id)
         owner = f"conversation:{grade.conversation_id}" if whole else grade.trace_id
@@ -404,6 +405,10 @@ class Grading:
             outcomes[key] = (grade.outcome, grade.revision)
         if before is not None:
             self.metrics.regrades.labels(grade.suite, grade.grader, _change(before[0], grade.outcome)).inc()
+            if grade.outcome == "fail" and before[0] != "fail":  # a new failure: it pages as a first one would
+                environment = self.metrics.environment(grade.environment)
+                failures = self.metrics.failures_on_regrade.labels(grade.level, grade.suite, grade.grader, environment)
+                failures.inc(exemplar={"trace_id": grade.trace_id})
 
 
 def alert_policies(suite: Suite) -> dict[str, AlertPolicy]:

@@ -181,6 +181,14 @@ class Metrics:
             ["suite", "grader", "change"],
             registry=r,
         )
+        self.failures_on_regrade = Counter(
+            "otelgrade_regrade_failures",
+            "Grades that turned to fail when given again (a resumed conversation, a run re-graded on late spans), by "
+            "level (run, conversation): the grade families count each run and conversation once, as first graded, so "
+            "the guardrail alerts add these",
+            ["level", "suite", "grader", "environment"],
+            registry=r,
+        )
         self.grader_versions = Gauge(
             "otelgrade_grader_version_info",
             "1 for each configured grader, labelled with its version (a hash of its effective config): a new value "
