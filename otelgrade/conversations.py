@@ -96,6 +96,7 @@ def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Con
         lacks=[p for p in PARTS if p in lacks],
         unread=[u for r in turns for u in r.unread],
         conversation_id=conversation_id or last.conversation_id,
+        conversation_scope=last.conversation_scope,
         ends_conversation=any(r.ends_conversation for r in turns),
         turns=len(turns),
         runs=list(turns),
@@ -124,7 +125,8 @@ def _seconds_between(first: Trajectory, last: Trajectory) -> float | None:
 @dataclass(slots=True)
 class Held:
     """One conversation's turns, each as its trajectory's JSON compressed, keyed by (trace id, span id) so a run
-    graded again after late spans replaces its earlier self."""
+    graded again after late spans replaces its earlier self. `conversation_id` is its key (`conversation_key`: the
+    application's id within its scope)."""
 
     conversation_id: str
     turns: dict[tuple[str, str], bytes] = field(default_factory=dict)
@@ -149,7 +151,7 @@ class Held:
             yield key, zlib.decompress(body)
 
     def conversation(self) -> Conversation:
-        return merge([Trajectory.model_validate_json(body) for _, body in self.turns_json()], self.conversation_id)
+        return merge([Trajectory.model_validate_json(body) for _, body in self.turns_json()])
 
 
 class Journal:
@@ -277,7 +279,7 @@ class Conversations:
     def add(self, run: Trajectory) -> list[Completed]:
         """Hold a request run that names a conversation; what completes because of it (its own conversation when
         the run ends it, the oldest open ones when the caps need room)."""
-        cid = run.conversation_id
+        cid = run.conversation_key
         if cid is None:
             return []
         now = self.clock()

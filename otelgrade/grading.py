@@ -28,7 +28,7 @@ from otelgrade.metrics import Metrics
 from otelgrade.results import OUTCOMES, Grade, GradeResult, Level, Outcome
 from otelgrade.route import Predicate, match_filter
 from otelgrade.settings import ConversationSettings
-from otelgrade.trajectory import Conversation, Trajectory
+from otelgrade.trajectory import Conversation, Trajectory, conversation_key
 
 log = logging.getLogger(__name__)
 
@@ -231,7 +231,7 @@ class Grading:
             self.turn_router(run)
             return []
         with self._conversations_lock:
-            reopened = run.conversation_id in self.conversations.completed
+            reopened = run.conversation_key in self.conversations.completed
             done = self.conversations.add(run)
         if reopened:
             self.metrics.conversations_reopened.inc()
@@ -277,15 +277,16 @@ class Grading:
         return ready
 
     async def grade_conversations_and_wait(self, runs: Sequence[Trajectory]) -> list[tuple[Conversation, list[Grade]]]:
-        """The offline path: the request runs of the input grouped by conversation id, each conversation graded
+        """The offline path: the request runs of the input grouped by conversation (scope and id), each graded
         once, at the end of the input, with judges' answers awaited."""
         turns: dict[str, list[Trajectory]] = {}
         for run in runs:
-            if run.parent_span_id is None and run.conversation_id is not None:
-                turns.setdefault(run.conversation_id, []).append(run)
+            key = run.conversation_key
+            if run.parent_span_id is None and key is not None:
+                turns.setdefault(key, []).append(run)
         graded = []
-        for cid, its_runs in turns.items():
-            conversation = merge(its_runs, cid)
+        for its_runs in turns.values():
+            conversation = merge(its_runs)
             self.metrics.conversations_completed.labels("ended" if conversation.ends_conversation else "settled").inc()
             graded.append((conversation, await self.grade_and_wait(conversation)))
         return graded
@@ -382,6 +383,7 @@ class Grading:
             version=spec.version,
             level=suite.level,
             conversation_id=trajectory.conversation_id,
+            conversation_scope=trajectory.conversation_scope,
         )
         if suite.regrade or suite.level == "conversation":
             self._revise(grade)
@@ -393,7 +395,8 @@ class Grading:
         guardrail alerts count), or 1 for a grade the run did not have before."""
         whole = grade.level == "conversation"  # the same grade of a conversation whichever run is its last
         key = ("" if whole else grade.span_id, grade.suite, grade.grader, grade.call_span_id)
-        owner = f"conversation:{grade.conversation_id}" if whole else grade.trace_id
+        conversation = conversation_key(grade.conversation_scope, grade.conversation_id or "")
+        owner = f"conversation:{conversation}" if whole else grade.trace_id
         with self._outcomes_lock:
             outcomes = self._outcomes.get(owner)
             if outcomes is None:

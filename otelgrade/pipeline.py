@@ -23,6 +23,7 @@ from otelgrade.metrics import Metrics
 from otelgrade.patterns import TRACE_BUDGET_SECONDS, budget
 from otelgrade.rebuild import rebuild_grouped
 from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.identity import SCOPE_ATTRIBUTE
 from otelgrade.rebuild.mapping import mapped_dialects
 from otelgrade.results import Grade
 from otelgrade.sinks import Sink, TraceSink
@@ -38,15 +39,17 @@ class TraceReader:
     dialects: tuple[Dialect, ...] = ()
     id_attributes: tuple[str, ...] = ()
     span_ground_truth: bool = False
+    scope_attribute: str | None = SCOPE_ATTRIBUTE
 
     @classmethod
     def of(cls, config: Config) -> TraceReader:
-        rebuild = config.rebuild
-        named_by = tuple(config.conversations.id_attributes)
-        return cls(mapped_dialects(rebuild.mappings), named_by, rebuild.ground_truth_from_spans)
+        rebuild, conversations = config.rebuild, config.conversations
+        named_by = tuple(conversations.id_attributes)
+        dialects = mapped_dialects(rebuild.mappings)
+        return cls(dialects, named_by, rebuild.ground_truth_from_spans, conversations.scope_attribute or None)
 
     def __call__(self, spans: Sequence[AnySpan], logs: Sequence[LogEvent] = ()) -> list[Trajectory]:
-        runs = rebuild_grouped(spans, logs, self.dialects, self.id_attributes)
+        runs = rebuild_grouped(spans, logs, self.dialects, self.id_attributes, self.scope_attribute)
         return [without_span_ground_truth(t, self.span_ground_truth) for t in runs]
 
 

@@ -436,6 +436,9 @@ class ConversationSettings(Strict):
 
     settle: Duration = Field(900.0, gt=0)
     id_attributes: list[str] = Field(default_factory=list)  # the application's own conversation id attributes
+    # Whose id it is: runs whose ids are equal are one conversation only when this attribute (on the resource or
+    # where the id is found) has the same value too. Empty: ids are shared by every application.
+    scope_attribute: str = "service.name"
     keep_completed: Duration = Field(3600.0, ge=0)  # how long a completed conversation can be re-opened
     max_conversations: int = Field(100_000, gt=0)
     max_bytes: Bytes = ByteSize(640 * 1024**2)

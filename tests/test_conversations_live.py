@@ -85,7 +85,7 @@ def test_a_conversation_that_resumes_after_it_completed_is_graded_again_with_all
         ("safe", "pass", "conversation"),
         ("short", "fail", "conversation"),
     }
-    assert all(g["conversation_url"] == "/conversations/conv-7" for g in api["grades"])
+    assert all(g["conversation_url"] == "/conversations/conv-7?scope=support-agent" for g in api["grades"])
 
 
 def test_the_end_marker_grades_at_once_and_shutdown_grades_what_is_still_open(serve) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,10 @@ the built-in names. A value that stands for no value (`null`, `None`, `undefined
 Agents SDK's unset `group_id` as `'null'`) names no conversation: the search goes on as if it were absent. A run
 ends its conversation when one of those spans (or the resource) carries
 `otelgrade.conversation.end` set to true: the GenAI conventions define no end signal of their own.
+
+An id is an application's: its scope is the value of `conversations.scope_attribute` (`service.name` unless the
+config names another, or none), read in the same places. Two applications whose ids collide hold two
+conversations; runs that carry no scope value share the unscoped one.
 """
 
 from __future__ import annotations
@@ -75,6 +79,18 @@ def conversation_of(
         if found is not None and (ended or not marked):
             break
     return found, ended
+
+
+SCOPE_ATTRIBUTE = "service.name"
+
+
+def scope_of(tree: Tree, root: str, scope_attribute: str | None = SCOPE_ATTRIBUTE) -> str | None:
+    """The scope of the run's conversation id: the first value of `scope_attribute` where the id is looked for
+    (None when the config scopes nothing, or no place carries it)."""
+    if not scope_attribute:
+        return None
+    keys = (scope_attribute,)
+    return next((found for attributes in _places(tree, root) if (found := _first(attributes, keys)) is not None), None)
 
 
 def _places(tree: Tree, root: str) -> Iterable[Mapping[str, Any]]:

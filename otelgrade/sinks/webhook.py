@@ -305,6 +305,7 @@ def message(run: GradedRun, grades: Sequence[Grade], pages_url: str, chars: int)
             "trace_id": t.trace_id,
             "span_id": t.span_id,
             "conversation_id": t.conversation_id,
+            "conversation_scope": t.conversation_scope,
             "turns": t.turns if isinstance(t, Conversation) else None,
             "service_name": t.service_name,
             "agent_name": t.agent_name,

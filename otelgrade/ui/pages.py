@@ -136,7 +136,11 @@ class GradePages:
             {
                 **g.to_dict(),
                 "run_url": f"/runs/{g.trace_id}",
-                **({"conversation_url": _conversation_url(g.conversation_id)} if g.conversation_id is not None else {}),
+                **(
+                    {"conversation_url": _conversation_url(g.conversation_id, g.conversation_scope)}
+                    if g.conversation_id is not None
+                    else {}
+                ),
                 "trace_url": self.settings.trace_link(g.trace_id, g.call_span_id or g.span_id),
             }
             for g in shown
@@ -144,12 +148,15 @@ class GradePages:
         return web.json_response({"total": total, "grades": rows}, dumps=_json)
 
     async def conversations(self, request: web.Request) -> web.Response:
-        rows = [{"c": c, "link": _conversation_url(c.conversation_id).lstrip("/")} for c in self.store.conversations()]
+        rows = [
+            {"c": c, "link": _conversation_url(c.conversation_id, c.scope).lstrip("/")}
+            for c in self.store.conversations()
+        ]
         return _html("conversations.html", conversations=rows, keep=self.store.keep)
 
     async def conversation(self, request: web.Request) -> web.Response:
         conversation_id = request.match_info["conversation_id"]
-        held = self.store.conversation(conversation_id)
+        held = self.store.conversation(conversation_id, request.query.get("scope"))
         turns = []
         for number, turn in enumerate(held.turns if held else [], 1):
             run = next((r for r in self.store.runs(turn.trace_id) if r.span_id == turn.span_id), None)
@@ -163,6 +170,10 @@ class GradePages:
             "conversation.html",
             status=200 if held else 404,
             conversation_id=conversation_id,
+            scope=held.scope if held else request.query.get("scope"),
+            scopes=[]
+            if held
+            else [(s, _conversation_url(conversation_id, s)) for s in self.store.scopes(conversation_id)],
             turns=turns,
             grades=[_grade(g) for g in grades],
             keep=self.store.keep,
@@ -170,7 +181,11 @@ class GradePages:
 
     def _grade_row(self, grade: Grade) -> dict[str, Any]:
         link = self.settings.trace_link(grade.trace_id, grade.call_span_id or grade.span_id)  # the call's, if graded
-        conversation = _conversation_url(grade.conversation_id).lstrip("/") if grade.level == "conversation" else None
+        conversation = (
+            _conversation_url(grade.conversation_id, grade.conversation_scope).lstrip("/")
+            if grade.level == "conversation"
+            else None
+        )
         return {"grade": grade, "trace_link": link, "conversation_link": conversation}
 
     def _run_view(self, run: Run) -> dict[str, Any]:
@@ -273,8 +288,10 @@ def _score(score: float | None) -> str:
     return "—" if score is None else f"{score:.2f}"
 
 
-def _conversation_url(conversation_id: str | None) -> str:
-    return f"/conversations/{quote(conversation_id or '', safe='')}"
+def _conversation_url(conversation_id: str | None, scope: str | None = None) -> str:
+    """A conversation's page: its id in the path, its scope (whose id it is) in the query."""
+    where = "" if scope is None else f"?scope={quote(scope, safe='')}"
+    return f"/conversations/{quote(conversation_id or '', safe='')}{where}"
 
 
 def _json(value: Any) -> str:

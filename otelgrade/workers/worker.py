@@ -242,7 +242,7 @@ async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd
     if count > 1 and server.turn_router is None:  # a conversation's turns meet in the worker that owns it
 
         def route_turn(run: Trajectory) -> None:
-            uplink.send(frames.turn_frame(run.conversation_id or "", run.model_dump_json().encode()))
+            uplink.send(frames.turn_frame(run.conversation_key or "", run.model_dump_json().encode()))
 
         server.pipeline.grading.turn_router = route_turn
     receivers: list[PipeReceiver] = []
