@@ -29,6 +29,7 @@ from otelgrade.results import OUTCOMES, Grade, GradeResult, Level, Outcome
 from otelgrade.route import Predicate, match_filter
 from otelgrade.settings import ConversationSettings
 from otelgrade.trajectory import Conversation, Trajectory, conversation_key
+from otelgrade.turns import TurnRefused, read_turn
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +137,7 @@ class Grading:
         settings = conversations if conversations is not None else ConversationSettings()
         self.conversations = Conversations(settings, clock)  # held live; fed only while a suite grades conversations
         self.turn_router: Callable[[Trajectory], None] | None = None  # with replicas: where turns go to meet
+        self.turn_secret: bytes | None = None  # with replicas: what signs the turn records this replica holds
         self._conversations_lock = threading.Lock()  # the holder is changed under it; conversations graded outside
         self._alert_policies: set[tuple[str, str, AlertPolicy]] = set()  # exported: (suite, grader, policy)
         self.install(suites)
@@ -237,18 +239,41 @@ class Grading:
             self.metrics.conversations_reopened.inc()
         return self._grade_completed(done)
 
-    def hold_routed(self, bodies: Sequence[str]) -> list[Grade]:
-        """Turn records the router sent this replica (the runs' trajectory JSON), held as turns here."""
+    def hold_routed(self, records: Sequence[tuple[str, str]]) -> list[Grade]:
+        """Turn records the router sent this replica (each run's trajectory JSON and its signature), held as turns
+        here when `read_turn` accepts them; the others are refused, counted and logged."""
         ready: list[Grade] = []
-        for body in bodies:
+        refused: Counter[str] = Counter()
+        for body, signed in records:
             try:
-                run = Trajectory.model_validate_json(body)
+                run = read_turn(body, signed, self.turn_secret)
+            except TurnRefused as exc:
+                refused[str(exc)] += 1
+                continue
             except ValueError as exc:
-                self.metrics.log_records_dropped.labels("turn_record_invalid").inc()
-                log.warning("a turn record is not a trajectory, dropped: %s", str(exc)[:200])
+                self._invalid_turn(exc)
                 continue
             ready.extend(self.hold_turn(run, routed=True))
+        if refused:
+            count = sum(refused.values())
+            self.metrics.turn_records.labels("refused").inc(count)
+            self.metrics.log_records_dropped.labels("turn_record_refused").inc(count)
+            why = "; ".join(f"{n}x {reason}" for reason, n in refused.items())
+            log.warning("%d turn record(s) refused: %s", count, why)
         return ready
+
+    def hold_passed_on(self, body: bytes) -> list[Grade]:
+        """A turn another grading worker of this process passed on (over its pipe, never from a receiver): held."""
+        try:
+            run = Trajectory.model_validate_json(body)
+        except ValueError as exc:
+            self._invalid_turn(exc)
+            return []
+        return self.hold_turn(run, routed=True)
+
+    def _invalid_turn(self, problem: ValueError) -> None:
+        self.metrics.log_records_dropped.labels("turn_record_invalid").inc()
+        log.warning("a turn record is not a trajectory, dropped: %s", str(problem)[:200])
 
     def settle_conversations(self) -> list[Grade]:
         """Grade the conversations whose last run is `conversations.settle` old (the server calls it on its

@@ -145,8 +145,10 @@ class Server:
         self._judges: JudgeRunner | None = None  # started on the loop, in serve()
         self.turn_router: TurnRouter | None = None  # with replicas, each turn goes to the conversation router
         if config.conversations.route_turns:
-            self.turn_router = TurnRouter(config.conversations.route_turns, self.metrics)
+            secret = config.conversations.turn_secret()
+            self.turn_router = TurnRouter(config.conversations.route_turns, self.metrics, secret)
             self.pipeline.grading.turn_router = self.turn_router
+            self.pipeline.grading.turn_secret = secret
         self.ingest.on_turns = self._turns_received
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -257,12 +259,19 @@ class Server:
         if self.pipeline.grading.conversations.journal is not None:
             self.pipeline.grading.conversations.journal.close()
 
-    def _turns_received(self, bodies: list[str]) -> None:
+    def _turns_received(self, bodies: list[tuple[str, str]]) -> None:
         """Turn records the conversation router sent this replica: held on the grading thread."""
         try:
             self._grading.submit(self.pipeline.grading.hold_routed, bodies)
         except RuntimeError:  # the grading thread has stopped: shutting down
             self.metrics.log_records_dropped.labels("shutdown").inc(len(bodies))
+
+    def hold_passed_on(self, body: bytes) -> None:
+        """A turn another grading worker passed on to this one: held on the grading thread."""
+        try:
+            self._grading.submit(self.pipeline.grading.hold_passed_on, body)
+        except RuntimeError:  # the grading thread has stopped: shutting down
+            self.metrics.log_records_dropped.labels("shutdown").inc()
 
     def _replay(self) -> None:
         """Before the receivers open, on a thread of its own: open the spool and hold again what it kept of runs not

@@ -131,7 +131,9 @@ def test_turns_rebuilt_on_different_replicas_meet_on_the_replica_that_owns_the_c
     """Both replicas send their turns to the conversation router; here the router's choice is made for it (no
     Collector on this machine): it is `owner`, as the router's hash of `conv-r` would pick one replica."""
     owner = serve({"conversations": {"settle": "1s"}, "suites": [SUITE, TURNS]}, ready=False)
-    router = {"route_turns": f"http://127.0.0.1:{owner.http_port}"}
+    secret = owner.workdir / "turn-token"
+    secret.write_text("shared by the replicas\n")
+    router = {"route_turns": f"http://127.0.0.1:{owner.http_port}", "turn_token_file": str(secret)}
     owner.write_config({**owner.config, "conversations": {"settle": "1s", **router}})
     owner.wait_ready()
     other = serve({"conversations": {"settle": "1s", **router}, "suites": [SUITE, TURNS]})

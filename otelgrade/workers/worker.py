@@ -184,7 +184,7 @@ class PipeReceiver:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         elif kind == frames.HOLD_TURN:
-            self.server._turns_received([payload.decode()])
+            self.server.hold_passed_on(payload)
         elif kind == frames.FINISH:
             self._finish.set()
         elif kind == frames.SCRAPE:
