@@ -30,7 +30,7 @@ from otelgrade.settings import ReceiverSettings
 from otelgrade.trajectory import Conversation, Trajectory
 from otelgrade.ui import RunStore
 from otelgrade.ui.store import slim
-from otelgrade.workers import frames
+from otelgrade.workers import frames, handoff
 
 log = logging.getLogger("otelgrade.worker")
 
@@ -123,11 +123,14 @@ class RunFeed(RunStore):
 class PipeReceiver:
     """The worker's one receiver: export requests from the receiving process, read from a pipe."""
 
-    def __init__(self, ingest: Ingest, server: Server, reader: asyncio.StreamReader, uplink: Uplink) -> None:
+    def __init__(
+        self, ingest: Ingest, server: Server, reader: asyncio.StreamReader, uplink: Uplink, outbox: handoff.Outbox
+    ) -> None:
         self.ingest = ingest
         self.server = server
         self.reader = reader
         self.uplink = uplink
+        self.outbox = outbox
         self._tasks: set[asyncio.Task[None]] = set()
         self._reading: asyncio.Task[None] | None = None
         self._busy: asyncio.Task[None] | None = None
@@ -184,7 +187,10 @@ class PipeReceiver:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         elif kind == frames.HOLD_TURN:
-            self.server.hold_passed_on(payload)
+            key, run = handoff.read_hold(payload)
+            self.server.hold_passed_on(run, lambda: self.uplink.send(handoff.held_frame(key)))
+        elif kind == frames.TURN_PASSED:
+            self.outbox.held(payload)
         elif kind == frames.FINISH:
             self._finish.set()
         elif kind == frames.SCRAPE:
@@ -239,16 +245,20 @@ async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd
 
     server = Server(load(config_path), config_path, runs=RunFeed(uplink))
     server.reloader.load = load
+    outbox = handoff.Outbox()  # turns passed on, not yet held: their traces stay unmarked in the spool
     if count > 1 and server.turn_router is None:  # a conversation's turns meet in the worker that owns it
 
         def route_turn(run: Trajectory) -> None:
-            uplink.send(frames.turn_frame(run.conversation_key or "", run.model_dump_json().encode()))
+            ids = handoff.ids_of(run.trace_id, run.span_id)
+            outbox.sent(ids)
+            uplink.send(frames.turn_frame(run.conversation_key or "", ids, run.model_dump_json().encode()))
 
         server.pipeline.grading.turn_router = route_turn
+        server.marks_wait.append(outbox.unwritten)
     receivers: list[PipeReceiver] = []
 
     def make(ingest: Ingest) -> PipeReceiver:
-        receivers.append(PipeReceiver(ingest, server, reader, uplink))
+        receivers.append(PipeReceiver(ingest, server, reader, uplink, outbox))
         return receivers[-1]
 
     async def finish(deadline: float) -> None:
