@@ -6,8 +6,11 @@ compresses about 3.5×), one deadline heap for all of them (one entry per open c
 newer runs). Each turn counts its compressed JSON plus what holding it costs (`TURN_OVERHEAD`, and
 `CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes
 `settle` after its last run, at once on a run carrying the end marker, or when the caps (count, bytes) need its
-room (`evicted`: graded as it stands). A completed conversation is kept `keep_completed` so a later run re-opens it
-with its earlier turns; it is then graded again, as the next revision of its grades.
+room (`evicted`: graded as it stands), or once it holds `max_conversation_turns` turns or `max_conversation_bytes`
+of their JSON (`capped`: what grading it costs is bounded, and one conversation cannot make the caps evict the
+others; it is then forgotten, so its later turns start a new one). A completed conversation is kept
+`keep_completed` so a later run re-opens it with its earlier turns; it is then graded again, as the next revision
+of its grades.
 """
 
 from __future__ import annotations
@@ -28,9 +31,9 @@ from otelgrade.trajectory import PARTS, Conversation, Handoff, LLMCall, ToolCall
 
 log = logging.getLogger(__name__)
 
-Completion = Literal["settled", "ended", "evicted", "shutdown"]
+Completion = Literal["settled", "ended", "evicted", "shutdown", "capped"]
 JOURNAL_SLACK = 16 * 1024**2  # bytes a journal may hold beyond twice what is held before it is rewritten
-COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown")
+COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown", "capped")
 # Per call of `due`, on the grading thread: conversations merged for grading, and completed ones forgotten (a
 # journal line each). A burst that settles together is spread over the next calls, runs graded in between.
 SETTLE_BATCH = 32
@@ -133,14 +136,16 @@ class Held:
     nbytes: int = CONVERSATION_OVERHEAD  # what it holds, bookkeeping included
     last_run: float = 0.0  # when its latest run arrived (the clock of `Conversations`)
     completed_at: float | None = None  # None while open
+    raw: int = 0  # its turns' JSON, uncompressed: what merging them for grading reads
     reopened: int = 0  # how often a run came after it was complete
 
     def put(self, key: tuple[str, str], body: bytes) -> int:
         """Hold a turn (its trajectory's JSON, compressed here) under its (trace id, span id); the change in bytes
         held."""
         before = self.turns.get(key)
+        self.raw += len(body)
         body = self.turns[key] = zlib.compress(body, COMPRESSION_LEVEL)
-        # a turn graded again replaces itself
+        # a turn graded again replaces itself (its JSON counted twice in `raw`, which only errs on the safe side)
         change = len(body) - len(before) if before is not None else len(body) + TURN_OVERHEAD
         self.nbytes += change
         return change
@@ -303,7 +308,11 @@ class Conversations:
         if self.journal is not None:
             self.journal.turn(cid, (run.trace_id, run.span_id), body)
         done: list[Completed] = []
-        if run.ends_conversation:
+        settings = self.settings
+        if len(held.turns) >= settings.max_conversation_turns or held.raw > settings.max_conversation_bytes:
+            done.append(self._complete(held, "capped", reopened or held.reopened > 0))
+            self._forget(cid)
+        elif run.ends_conversation:
             done.append(self._complete(held, "ended", reopened or held.reopened > 0))
         elif not was_open:  # an open one has its entry already: `due` moves it on to its latest run
             self._push_deadline(now + self.settings.settle, cid)

@@ -144,7 +144,8 @@ class Metrics:
         )
         self.conversations_completed = Counter(
             "otelgrade_conversations_completed",
-            "Conversations completed (settled, ended by a marker, evicted for room, at shutdown)",
+            "Conversations completed (settled, ended by a marker, evicted for room, at shutdown, capped: past a "
+            "conversation's own turn or byte cap)",
             ["reason"],
             registry=r,
         )
