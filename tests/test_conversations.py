@@ -337,7 +337,7 @@ def test_what_holding_costs_is_counted_and_the_deadlines_stay_as_many_as_the_ope
     theirs behind only for a while; the bytes counted against `max_bytes` include what holding a turn and a
     conversation costs beyond the turn's JSON (measured in bench/conversations.py)."""
     clock = Clock()
-    holder = Conversations(ConversationSettings(settle=60, max_conversations=10), clock)
+    holder = Conversations(ConversationSettings(settle=60, max_conversations=10, max_conversation_turns=5000), clock)
     template = Trajectory(trace_id="t", span_id="s", input="hello")
     for n in range(3000):
         holder.add(template.model_copy(update={"trace_id": f"t{n}", "conversation_id": "long"}))
