@@ -158,6 +158,22 @@ class Held:
     def conversation(self) -> Conversation:
         return merge([Trajectory.model_validate_json(body) for _, body in self.turns_json()])
 
+    def readable(self) -> tuple[Conversation | None, int]:
+        """The conversation of the turns that read as trajectories (None if none does), and how many did not (a
+        journal line of JSON that is not a trajectory: damage on disk, or a journal of another version)."""
+        runs: list[Trajectory] = []
+        for key, body in self.turns_json():
+            try:
+                runs.append(Trajectory.model_validate_json(body))
+            except ValueError as exc:
+                log.error(
+                    "conversation %s: a journalled turn (trace %s) is not a trajectory, skipped: %s",
+                    self.conversation_id[:200],
+                    key[0][:64],
+                    str(exc)[:200],
+                )
+        return (merge(runs) if runs else None), len(self.turns) - len(runs)
+
 
 class Journal:
     """With the spool on: every held turn and every change of state, appended to one file in the spool directory
@@ -246,6 +262,7 @@ class Conversations:
         self._deadlines: list[tuple[float, str]] = []  # (settle deadline, id); stale entries are skipped
         self.reopened_total = 0
         self.journal: Journal | None = None
+        self.damaged = 0  # journalled turns that were not trajectories, skipped (`otelgrade_spool_damage_total`)
 
     def restore(self, journal: Journal) -> int:
         """Hold again what the journal kept (open conversations settle `settle` from now) and keep writing to it;
@@ -307,7 +324,7 @@ class Conversations:
         held.last_run = now
         if self.journal is not None:
             self.journal.turn(cid, (run.trace_id, run.span_id), body)
-        done: list[Completed] = []
+        done: list[Completed | None] = []
         settings = self.settings
         if len(held.turns) >= settings.max_conversation_turns or held.raw > settings.max_conversation_bytes:
             done.append(self._complete(held, "capped", reopened or held.reopened > 0))
@@ -317,14 +334,14 @@ class Conversations:
         elif not was_open:  # an open one has its entry already: `due` moves it on to its latest run
             self._push_deadline(now + self.settings.settle, cid)
         done.extend(self._make_room())
-        return done
+        return [c for c in done if c is not None]
 
     def due(self, limit: int = SETTLE_BATCH) -> list[Completed]:
         """Up to `limit` of the open conversations whose last run is `settle` old, earliest deadline first (the
         others stay due: `next_deadline` has passed until the calls that follow take them); completed ones past
         `keep_completed` forgotten, a bounded number per call too."""
         now = self.clock()
-        done: list[Completed] = []
+        done: list[Completed | None] = []
         while self._deadlines and self._deadlines[0][0] <= now and len(done) < limit:
             _, cid = heapq.heappop(self._deadlines)
             held = self.open.get(cid)
@@ -342,7 +359,7 @@ class Conversations:
             if held.completed_at is None or held.completed_at + keep > now:
                 break
             self._forget(cid)
-        return done
+        return [c for c in done if c is not None]
 
     def _push_deadline(self, deadline: float, cid: str) -> None:
         """One entry per open conversation, plus those of conversations completed before their deadline: when these
@@ -359,15 +376,19 @@ class Conversations:
 
     def drain(self) -> list[Completed]:
         """Every open conversation, complete now (shutdown without a spool to keep them)."""
-        return [self._complete(held, "shutdown", held.reopened > 0) for held in list(self.open.values())]
+        done = [self._complete(held, "shutdown", held.reopened > 0) for held in list(self.open.values())]
+        return [c for c in done if c is not None]
 
-    def _complete(self, held: Held, reason: Completion, reopened: bool) -> Completed:
+    def _complete(self, held: Held, reason: Completion, reopened: bool) -> Completed | None:
+        """Complete a conversation; what to grade (None when none of its turns reads as a trajectory)."""
         self.open.pop(held.conversation_id, None)
         held.completed_at = self.clock()
         self.completed[held.conversation_id] = held
         if self.journal is not None:
             self.journal.state(held.conversation_id, "done")
-        return Completed(held.conversation(), reason, reopened)
+        conversation, damaged = held.readable()
+        self.damaged += damaged
+        return None if conversation is None else Completed(conversation, reason, reopened)
 
     def _forget(self, cid: str) -> None:
         held = self.completed.pop(cid)
@@ -383,9 +404,9 @@ class Conversations:
         cap, max_bytes = self.settings.max_conversations, self.settings.max_bytes
         while self.completed and (len(self) > cap or self.nbytes > max_bytes):
             self._forget(next(iter(self.completed)))
-        done: list[Completed] = []
+        done: list[Completed | None] = []
         while len(self.open) > 1 and (len(self.open) > cap or self.nbytes > max_bytes):
             held = next(iter(self.open.values()))
             done.append(self._complete(held, "evicted", held.reopened > 0))
             self._forget(held.conversation_id)
-        return done
+        return [c for c in done if c is not None]

@@ -293,6 +293,9 @@ class Grading:
 
     def _grade_completed(self, done: Sequence[Completed]) -> list[Grade]:
         m = self.metrics
+        if self.conversations.damaged:
+            m.spool_damage.labels("journal").inc(self.conversations.damaged)
+            self.conversations.damaged = 0
         ready: list[Grade] = []
         for completed in done:
             m.conversations_completed.labels(completed.reason).inc()
