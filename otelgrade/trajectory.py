@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -139,6 +140,12 @@ REDACTED = frozenset({"__REDACTED__", "[REDACTED]", "<redacted>"})
 def conversation_key(scope: str | None, conversation_id: str) -> str:
     """A conversation's identity, its scope and id, as one string that no other pair makes."""
     return conversation_id if scope is None else f"{len(scope)}:{scope}:{conversation_id}"
+
+
+def conversation_path(conversation_id: str | None, scope: str | None = None) -> str:
+    """A conversation's page on the grades page: its id in the path, its scope (whose id it is) in the query."""
+    where = "" if scope is None else f"?scope={quote(scope, safe='')}"
+    return f"/conversations/{quote(conversation_id or '', safe='')}{where}"
 
 
 def content_text(content: Any) -> str:

@@ -35,7 +35,7 @@ from otelgrade.results import OUTCOMES, Grade, Level, Outcome
 from otelgrade.settings import Duration
 from otelgrade.sinks import Sink, SinkSettings, sink_type
 from otelgrade.sinks._burst import ErrorBurst
-from otelgrade.trajectory import Conversation
+from otelgrade.trajectory import Conversation, conversation_path
 
 log = logging.getLogger("otelgrade.sinks")
 
@@ -295,11 +295,13 @@ def message(run: GradedRun, grades: Sequence[Grade], pages_url: str, chars: int)
     t = run.trajectory
     lacks = set(t.lacks)
     run_url = f"{pages_url}/runs/{t.trace_id}" if pages_url else None
+    named = pages_url and t.conversation_id is not None
+    conversation_url = pages_url + conversation_path(t.conversation_id, t.conversation_scope) if named else None
     counts = Counter(g.outcome for g in run.grades)
     return {
         "schema": SCHEMA,
         "id": run.key,
-        "text": summary_text(run, grades, run_url),
+        "text": summary_text(run, grades, conversation_url if isinstance(t, Conversation) else run_url),
         "run": {
             "level": "conversation" if isinstance(t, Conversation) else "run",
             "trace_id": t.trace_id,
@@ -328,17 +330,21 @@ def message(run: GradedRun, grades: Sequence[Grade], pages_url: str, chars: int)
         "counts": {outcome: counts[outcome] for outcome in OUTCOMES},
         "part": run.part,
         "waiting": list(run.waiting),
-        "links": {"run": run_url},
+        "links": {"run": run_url, "conversation": conversation_url},
     }
 
 
 def summary_text(run: GradedRun, grades: Sequence[Grade], run_url: str | None) -> str:
-    """One line a chat channel shows (Slack and Mattermost incoming webhooks read `text`)."""
+    """One line a chat channel shows (Slack and Mattermost incoming webhooks read `text`), linking to `run_url` (a
+    conversation's page, for its grades)."""
     t = run.trajectory
     who = "/".join(part for part in (t.service_name, t.agent_name) if part) or "run"
     verdicts = "; ".join(f"{g.suite}/{g.grader} {g.outcome}: {_cut(_flat(g.rationale), 200)}" for g in grades)
     late = " (late judge verdict)" if run.part > 1 else ""
-    line = f"otelgrade: {who} trace {t.trace_id}{late}: {verdicts}"
+    what = f"trace {t.trace_id}"
+    if isinstance(t, Conversation):  # a whole conversation's grades: name it, not its last turn's trace
+        what = f"conversation {t.conversation_id} ({t.turns} turn(s), the last in trace {t.trace_id})"
+    line = f"otelgrade: {who} {what}{late}: {verdicts}"
     return f"{line} <{run_url}>" if run_url else line
 
 

@@ -11,9 +11,9 @@ import json
 import socket
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
 
 import jinja2
 from aiohttp import web
@@ -21,7 +21,7 @@ from aiohttp import web
 from otelgrade.grading import UnmatchedRuns
 from otelgrade.results import OUTCOMES, Grade
 from otelgrade.settings import UiSettings
-from otelgrade.trajectory import ToolCall, Trajectory, content_text
+from otelgrade.trajectory import ToolCall, Trajectory, content_text, conversation_path
 from otelgrade.ui.store import ORDERS, GradeQuery, Run, RunStore, select
 
 JUDGE_KEYS = ("prompt", "answer", "raw_answer")  # shown as the judge's exchange, not as plain metadata
@@ -75,6 +75,7 @@ def add_grade_pages(
     app.router.add_get("/api/grades", pages.api_grades)
     app.router.add_get("/conversations", pages.conversations)
     app.router.add_get("/conversations/{conversation_id}", pages.conversation)
+    app.router.add_get("/api/conversations/{conversation_id}", pages.api_conversation)
     headers = _security_headers()
 
     async def secure(_: web.Request, response: web.StreamResponse) -> None:
@@ -137,7 +138,7 @@ class GradePages:
                 **g.to_dict(),
                 "run_url": f"/runs/{g.trace_id}",
                 **(
-                    {"conversation_url": _conversation_url(g.conversation_id, g.conversation_scope)}
+                    {"conversation_url": conversation_path(g.conversation_id, g.conversation_scope)}
                     if g.conversation_id is not None
                     else {}
                 ),
@@ -149,7 +150,7 @@ class GradePages:
 
     async def conversations(self, request: web.Request) -> web.Response:
         rows = [
-            {"c": c, "link": _conversation_url(c.conversation_id, c.scope).lstrip("/")}
+            {"c": c, "link": conversation_path(c.conversation_id, c.scope).lstrip("/")}
             for c in self.store.conversations()
         ]
         return _html("conversations.html", conversations=rows, keep=self.store.keep)
@@ -173,16 +174,35 @@ class GradePages:
             scope=held.scope if held else request.query.get("scope"),
             scopes=[]
             if held
-            else [(s, _conversation_url(conversation_id, s)) for s in self.store.scopes(conversation_id)],
+            else [(s, conversation_path(conversation_id, s)) for s in self.store.scopes(conversation_id)],
             turns=turns,
             grades=[_grade(g) for g in grades],
             keep=self.store.keep,
         )
 
+    async def api_conversation(self, request: web.Request) -> web.Response:
+        """A conversation as JSON: its turns, its latest grades, and every revision's grades held."""
+        conversation_id = request.match_info["conversation_id"]
+        held = self.store.conversation(conversation_id, request.query.get("scope"))
+        if held is None:
+            scopes = self.store.scopes(conversation_id)
+            why = "more than one application has a conversation of this id: add ?scope=" if scopes else "not held"
+            return web.json_response({"error": why, "scopes": scopes}, status=404)
+        revisions = sorted([*held.superseded, *held.grades], key=lambda g: (g.revision, g.suite, g.grader))
+        body = {
+            "conversation_id": held.conversation_id,
+            "scope": held.scope,
+            "url": conversation_path(held.conversation_id, held.scope),
+            "turns": [asdict(t) for t in held.turns],
+            "grades": [g.to_dict() for g in held.grades],
+            "revisions": [g.to_dict() for g in revisions],
+        }
+        return web.json_response(body, dumps=_json)
+
     def _grade_row(self, grade: Grade) -> dict[str, Any]:
         link = self.settings.trace_link(grade.trace_id, grade.call_span_id or grade.span_id)  # the call's, if graded
         conversation = (
-            _conversation_url(grade.conversation_id, grade.conversation_scope).lstrip("/")
+            conversation_path(grade.conversation_id, grade.conversation_scope).lstrip("/")
             if grade.level == "conversation"
             else None
         )
@@ -198,6 +218,9 @@ class GradePages:
             "messages": [_message(m) for m in t.messages] if t else [],
             "grades": [_grade(g) for g in grades],
             "trace_link": self.settings.trace_link(run.trace_id, run.span_id),
+            "conversation_link": ".." + conversation_path(t.conversation_id, t.conversation_scope)
+            if t and t.conversation_id
+            else None,
         }
 
 
@@ -286,12 +309,6 @@ def _when(time_unix: float) -> str:
 
 def _score(score: float | None) -> str:
     return "—" if score is None else f"{score:.2f}"
-
-
-def _conversation_url(conversation_id: str | None, scope: str | None = None) -> str:
-    """A conversation's page: its id in the path, its scope (whose id it is) in the query."""
-    where = "" if scope is None else f"?scope={quote(scope, safe='')}"
-    return f"/conversations/{quote(conversation_id or '', safe='')}{where}"
 
 
 def _json(value: Any) -> str:

@@ -47,6 +47,9 @@ class Turn:
     start_time: str | None
 
 
+SUPERSEDED_KEPT = 100  # a conversation's grades of earlier revisions kept for its JSON, the latest
+
+
 @dataclass
 class HeldConversation:
     """A graded conversation: its turns as of its latest revision, and its grades. Its id is its application's,
@@ -56,9 +59,12 @@ class HeldConversation:
     turns: list[Turn] = field(default_factory=list)
     grades: list[Grade] = field(default_factory=list)
     scope: str | None = None
+    superseded: list[Grade] = field(default_factory=list)  # the grades of its earlier revisions, the latest kept
 
     def copy(self) -> HeldConversation:
-        return HeldConversation(self.conversation_id, list(self.turns), list(self.grades), self.scope)
+        return HeldConversation(
+            self.conversation_id, list(self.turns), list(self.grades), self.scope, list(self.superseded)
+        )
 
     @property
     def failing(self) -> bool:
@@ -254,6 +260,8 @@ class RunStore:
         held = self._conversation(grade.conversation_id or "", grade.conversation_scope)
         if grade.revision > 1:  # the conversation re-opened and was graded again: this supersedes the earlier grade
             same = (grade.suite, grade.grader)
+            held.superseded = [*held.superseded, *(g for g in held.grades if (g.suite, g.grader) == same)]
+            del held.superseded[:-SUPERSEDED_KEPT]
             held.grades = [g for g in held.grades if (g.suite, g.grader) != same]
         held.grades.append(grade)
 
