@@ -226,18 +226,39 @@ def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str
 
 
 def _runs(config: Config, inputs: Sequence[str], since: float | None = None) -> list[Trajectory]:
-    """The runs in the inputs, as the config's span mappings read them (with `since`: those that ended within it)."""
+    """The runs in the inputs, as the config's span mappings read them (with `since`: those that ended within it,
+    and, for conversation suites, every other turn of the conversations they are turns of)."""
     from otelgrade.backfill import since as ended_since
     from otelgrade.offline import read_runs
     from otelgrade.pipeline import TraceReader
 
     cutoff = None if since is None else time.time() - since
-    runs = list(read_runs(inputs, TraceReader.of(config), cutoff))
+    whole_conversations = any(suite.level == "conversation" for suite in config.suites)
+    runs = list(read_runs(inputs, TraceReader.of(config), None if whole_conversations else cutoff))
     if cutoff is not None:
-        runs = ended_since(runs, cutoff)
+        runs = _with_whole_conversations(config, ended_since(runs, cutoff), runs, f"the last {since:g}s")
     if not runs:
         within = "" if since is None else f" that ended within the last {since:g}s"
         raise InputError(f"no agent runs{within} found in {' '.join(inputs)}")
+    return runs
+
+
+def _with_whole_conversations(
+    config: Config, chosen: list[Trajectory], every: list[Trajectory], what: str
+) -> list[Trajectory]:
+    """With conversation suites, `chosen` and the other turns of their conversations (said on stderr): a
+    conversation is graded from all its turns, never from those `what` happened to touch."""
+    from otelgrade.conversations import whole
+
+    if not any(suite.level == "conversation" for suite in config.suites):
+        return chosen
+    runs, added = whole(chosen, every)
+    if added:
+        print(
+            f"otelgrade: {added} run(s) outside {what} added: the other turns of the conversations it touches "
+            "(run suites grade them too)",
+            file=sys.stderr,
+        )
     return runs
 
 
@@ -321,7 +342,9 @@ def _agreement(args: argparse.Namespace, out: TextIO) -> int:
     humans = read_human_verdicts(args.human)
     config = load_config(args.config)
     wanted = {h.trace_id for h in humans}
-    runs = [run for run in _runs(config, args.inputs) if run.trace_id in wanted]
+    every = _runs(config, args.inputs)
+    runs = [run for run in every if run.trace_id in wanted]
+    runs = _with_whole_conversations(config, runs, every, f"the runs {args.human} labels")
     if not runs:
         raise InputError(f"none of the {len(wanted)} trace id(s) in {args.human} is in {' '.join(args.inputs)}")
     _confirm_judges([(config, "")], runs, 1.0, args.yes)

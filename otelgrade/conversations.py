@@ -410,3 +410,14 @@ class Conversations:
             done.append(self._complete(held, "evicted", held.reopened > 0))
             self._forget(held.conversation_id)
         return [c for c in done if c is not None]
+
+
+def whole(chosen: Sequence[Trajectory], every: Sequence[Trajectory]) -> tuple[list[Trajectory], int]:
+    """`chosen` (runs labelled, or within a time window), with every other run of `every` that is a turn of a
+    conversation one of them is a turn of, so that each conversation is graded whole; and how many were added."""
+    keys = {key for run in chosen if (key := run.conversation_key) is not None}
+    if not keys:
+        return list(chosen), 0
+    taken = {(run.trace_id, run.span_id) for run in chosen}
+    added = [r for r in every if r.conversation_key in keys and (r.trace_id, r.span_id) not in taken]
+    return [*chosen, *added], len(added)
