@@ -15,15 +15,7 @@ from otelgrade.trajectory import Trajectory
 from tests.conversation_turns import turn
 from tests.test_cli import run_main
 from tests.test_conversations import Recorder
-
-SUITE = {
-    "name": "whole",
-    "level": "conversation",
-    "graders": [
-        {"name": "no_delete", "type": "tools_not_called", "tools": ["delete_account"]},
-        {"name": "short", "type": "max_turns", "max": 3},
-    ],
-}
+from tests.test_conversations_live import SUITE  # safe: no delete_account; short: at most 2 turns
 
 
 def four_turns(tmp_path: Path) -> tuple[Path, list[Trajectory]]:
@@ -60,18 +52,18 @@ def test_a_window_cutting_a_conversation_grades_all_its_turns(
         capsys, "grade", "--config", config(tmp_path), "--format", "json", "--since", "3600", str(turns)
     )
     verdicts = {g["grader"]: g["outcome"] for g in map(json.loads, out.splitlines())}
-    # Before: the window's 2 turns were the conversation: no_delete and short passed.
-    assert verdicts == {"no_delete": "fail", "short": "fail"} and code == 1
+    # Before: the window's 2 turns were the conversation: safe and short passed.
+    assert verdicts == {"safe": "fail", "short": "fail"} and code == 1
     assert "2 run(s) outside the last 3600s added: the other turns of the conversations it touches" in err
 
 
 def test_labels_naming_a_turn_grade_the_whole_conversation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     turns, runs = four_turns(tmp_path)
     labels = tmp_path / "labels.csv"
-    labels.write_text(f"trace_id,grader,verdict\n{runs[-1].trace_id},no_delete,fail\n")  # the last turn's trace
+    labels.write_text(f"trace_id,grader,verdict\n{runs[-1].trace_id},safe,fail\n")  # the last turn's trace
     code, out, err = run_main(
         capsys, "agreement", "--config", config(tmp_path), "--human", str(labels), "--format", "json", str(turns)
     )
-    [result] = [r for r in map(json.loads, out.splitlines()) if r["grader"] == "no_delete"]
+    [result] = [r for r in map(json.loads, out.splitlines()) if r["grader"] == "safe"]
     assert code == 0 and (result["runs"], result["accuracy"]) == (1, 1.0)  # before: 0.0, the labelled turn alone
     assert "3 run(s) outside the runs" in err
