@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.trajectory import Trajectory
 from tests.conversation_turns import turn
+from tests.e2e.test_conversations_live import SUITE  # safe: no delete_account; short: at most 2 turns
+from tests.grade.test_conversations import Recorder
 from tests.test_cli import run_main
-from tests.test_conversations import Recorder
-from tests.test_conversations_live import SUITE  # safe: no delete_account; short: at most 2 turns
 
 
 def four_turns(tmp_path: Path) -> tuple[Path, list[Trajectory]]:
