@@ -5,7 +5,8 @@ each turn's trajectory as zlib-compressed JSON (never spans; a turn repeats its 
 compresses about 3.5×), one deadline heap for all of them (one entry per open conversation, moved on when it had
 newer runs). Each turn counts its compressed JSON plus what holding it costs (`TURN_OVERHEAD`, and
 `CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes
-`settle` after its last run, at once on a run carrying the end marker, or when the caps (count, bytes) need its
+`settle` after its last run, at once on a run carrying the end marker (`REOPEN_GAP` after its last grade when it
+is ended again that soon), or when the caps (count, bytes) need its
 room (`evicted`: graded as it stands), or once it holds `max_conversation_turns` turns or `max_conversation_bytes`
 of their JSON (`capped`: what grading it costs is bounded, and one conversation cannot make the caps evict the
 others; it is then forgotten, so its later turns start a new one). A completed conversation is kept
@@ -37,6 +38,10 @@ COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown"
 # Per call of `due`, on the grading thread: conversations merged for grading, and completed ones forgotten (a
 # journal line each). A burst that settles together is spread over the next calls, runs graded in between.
 SETTLE_BATCH = 32
+# A conversation ended again within this many seconds of its last grade (an end marker on every turn, each turn
+# re-opening it) is graded once the gap is over, with every turn that came meanwhile: a storm of markers costs a
+# grade per gap, not per turn (each grade reads every turn, so one per turn would grow with the square of them).
+REOPEN_GAP = 1.0
 FORGET_BATCH = 256
 # zlib level 1 on the captured turns (4.0 kB of JSON each): 3.5× smaller, ~23 µs to compress, ~8 µs to
 # decompress; level 6 makes it 3.8× for ~40% more CPU.
@@ -138,6 +143,8 @@ class Held:
     completed_at: float | None = None  # None while open
     raw: int = 0  # its turns' JSON, uncompressed: what merging them for grading reads
     reopened: int = 0  # how often a run came after it was complete
+    last_completed: float | None = None  # when it last completed (kept while it is open again)
+    end_due: float | None = None  # re-opened and ended again soon after: when it completes (`REOPEN_GAP`)
 
     def put(self, key: tuple[str, str], body: bytes) -> int:
         """Hold a turn (its trajectory's JSON, compressed here) under its (trace id, span id); the change in bytes
@@ -329,6 +336,12 @@ class Conversations:
         if len(held.turns) >= settings.max_conversation_turns or held.raw > settings.max_conversation_bytes:
             done.append(self._complete(held, "capped", reopened or held.reopened > 0))
             self._forget(cid)
+        elif run.ends_conversation and held.last_completed is not None and now < held.last_completed + REOPEN_GAP:
+            # ended again right after it was graded (an end marker on every turn): graded once the gap is over,
+            # with every turn that came meanwhile, not once per turn
+            if held.end_due is None:
+                held.end_due = held.last_completed + REOPEN_GAP
+                heapq.heappush(self._deadlines, (held.end_due, cid))
         elif run.ends_conversation:
             done.append(self._complete(held, "ended", reopened or held.reopened > 0))
         elif not was_open:  # an open one has its entry already: `due` moves it on to its latest run
@@ -347,10 +360,12 @@ class Conversations:
             held = self.open.get(cid)
             if held is None:
                 continue  # completed before its deadline (an end marker, the caps)
-            if held.last_run + self.settings.settle <= now:
+            if held.end_due is not None and held.end_due <= now:
+                done.append(self._complete(held, "ended", held.reopened > 0))
+            elif held.last_run + self.settings.settle <= now:
                 done.append(self._complete(held, "settled", held.reopened > 0))
             else:
-                heapq.heappush(self._deadlines, (held.last_run + self.settings.settle, cid))
+                heapq.heappush(self._deadlines, (self._deadline(held), cid))
         keep = self.settings.keep_completed
         for _ in range(FORGET_BATCH):
             if not self.completed:
@@ -366,9 +381,13 @@ class Conversations:
         outnumber the open ones, the heap is built again from the open ones (so it is bounded by the caps)."""
         heapq.heappush(self._deadlines, (deadline, cid))
         if len(self._deadlines) > 2 * len(self.open) + 1024:
-            settle = self.settings.settle
-            self._deadlines = [(held.last_run + settle, c) for c, held in self.open.items()]
+            self._deadlines = [(self._deadline(held), c) for c, held in self.open.items()]
             heapq.heapify(self._deadlines)
+
+    def _deadline(self, held: Held) -> float:
+        """When an open conversation completes if no run comes: `settle` after its last, or its end when due."""
+        settled = held.last_run + self.settings.settle
+        return settled if held.end_due is None else min(held.end_due, settled)
 
     def next_deadline(self) -> float | None:
         """When the next open conversation may settle (None: none open)."""
@@ -382,7 +401,8 @@ class Conversations:
     def _complete(self, held: Held, reason: Completion, reopened: bool) -> Completed | None:
         """Complete a conversation; what to grade (None when none of its turns reads as a trajectory)."""
         self.open.pop(held.conversation_id, None)
-        held.completed_at = self.clock()
+        held.completed_at = held.last_completed = self.clock()
+        held.end_due = None
         self.completed[held.conversation_id] = held
         if self.journal is not None:
             self.journal.state(held.conversation_id, "done")
