@@ -410,6 +410,7 @@ class Grading:
             call_span_id=call_span,
             version=spec.version,
             level=suite.level,
+            shadow=suite.shadow,
             conversation_id=trajectory.conversation_id,
             conversation_scope=trajectory.conversation_scope,
         )

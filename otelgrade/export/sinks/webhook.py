@@ -57,6 +57,7 @@ class WebhookSinkSettings(SinkSettings):
     suites: list[str] = Field(default_factory=list)  # (empty: any)
     graders: list[str] = Field(default_factory=list)
     levels: list[Level] = Field(default_factory=list)
+    shadow: bool = False  # also a shadow suite's grades (a version tried beside the one that pages)
     sample: float = Field(1.0, ge=0.0, le=1.0)  # the share of such runs sent, chosen by trace id
     max_per_second: float = Field(1.0, gt=0)  # messages (retries included); bursts up to one second's worth
     queue_size: int = Field(1000, gt=0)  # messages waiting; past it new ones are dropped and counted
@@ -194,6 +195,7 @@ class WebhookSink:
             and (not s.suites or grade.suite in s.suites)
             and (not s.graders or grade.grader in s.graders)
             and (not s.levels or grade.level in s.levels)
+            and (s.shadow or not grade.shadow)
         )
 
     # --- delivery (the sender thread)
