@@ -341,12 +341,29 @@ def _agreement(args: argparse.Namespace, out: TextIO) -> int:
 
     humans = read_human_verdicts(args.human)
     config = load_config(args.config)
+    graders = {n for suite in config.suites for spec in suite.graders for n in (spec.name, f"{suite.name}/{spec.name}")}
+    if unknown := sorted({h.grader for h in humans} - graders):
+        named = ", ".join(sorted(n for n in graders if "/" not in n)) or "none"
+        if len(unknown) == len({h.grader for h in humans}):
+            raise InputError(f"{args.human} names no grader of {config.source}: {', '.join(unknown)} (it has {named})")
+        print(
+            f"otelgrade: {args.human} names graders {config.source} does not have, left out: "
+            f"{', '.join(unknown)} (it has {named})",
+            file=sys.stderr,
+        )
     wanted = {h.trace_id for h in humans}
     every = _runs(config, args.inputs)
     runs = [run for run in every if run.trace_id in wanted]
     runs = _with_whole_conversations(config, runs, every, f"the runs {args.human} labels")
     if not runs:
         raise InputError(f"none of the {len(wanted)} trace id(s) in {args.human} is in {' '.join(args.inputs)}")
+    if missing := wanted - {run.trace_id for run in every}:
+        print(
+            f"otelgrade: {len(missing)} of the {len(wanted)} trace id(s) in {args.human} are in no input, such as "
+            f"{min(missing)}: their verdicts are counted as not judged",
+            file=sys.stderr,
+        )
+    humans = [h for h in humans if h.grader in graders]
     _confirm_judges([(config, "")], runs, 1.0, args.yes)
     grades = [g for _, gs in asyncio.run(_grade_all(config, runs, 1.0)) for g in gs]
     results = agreement(humans, grades)
