@@ -318,8 +318,9 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
     old, new = load_config(args.compare[0]), load_config(args.compare[1])
     runs = _runs(new, args.inputs, args.since)
     _confirm_judges([(old, f" of {old.source}"), (new, f" of {new.source}")], runs, args.judge_sample, args.yes)
-    before = [g for _, gs in asyncio.run(_grade_all(old, runs, args.judge_sample)) for g in gs]
-    after = [g for _, gs in asyncio.run(_grade_all(new, runs, args.judge_sample)) for g in gs]
+    answers: dict[str, tuple[str | None, list[tuple[str, str]]]] = {}  # a judge asked the same answers once
+    before = [g for _, gs in asyncio.run(_grade_all(old, runs, args.judge_sample, answers)) for g in gs]
+    after = [g for _, gs in asyncio.run(_grade_all(new, runs, args.judge_sample, answers)) for g in gs]
     if not before and not after:
         raise InputError(_nothing_matched(new, runs))
     comparison = compare(before, after)
@@ -403,14 +404,17 @@ def _nothing_matched(config: Config, trajectories: list[Trajectory]) -> str:
 
 
 async def _grade_all(
-    config: Config, trajectories: list[Trajectory], judge_sample: float | None = None
+    config: Config,
+    trajectories: list[Trajectory],
+    judge_sample: float | None = None,
+    answers: dict[str, tuple[str | None, list[tuple[str, str]]]] | None = None,
 ) -> list[tuple[Trajectory, list[Grade]]]:
     """Grade every run as the server would, with judges' answers awaited; then, at the end of the input, every
     conversation the runs form (for `level: conversation` suites). The report is the output: no sink is written."""
     from otelgrade.pipeline import Pipeline
 
     pipeline = Pipeline(config, Metrics(), sinks=())
-    judges = await pipeline.start_judges(judge_sample)
+    judges = await pipeline.start_judges(judge_sample, answers)
     try:
         return await pipeline.grade_all(trajectories)
     finally:

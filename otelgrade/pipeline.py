@@ -119,10 +119,12 @@ class Pipeline:
         self.rebuild = prepared.reader
         self.config = prepared.config
 
-    async def start_judges(self, sample: float | None = None) -> JudgeRunner:
+    async def start_judges(
+        self, sample: float | None = None, answers: dict[str, tuple[str | None, list[tuple[str, str]]]] | None = None
+    ) -> JudgeRunner:
         """Start a judge runner on the running loop and bind the suites' judges to it; raises when it cannot
-        start (then judges stay off: their graders grade `skipped`)."""
-        runner = JudgeRunner(self.config.judge, self.metrics, sample=sample)
+        start (then judges stay off: their graders grade `skipped`). `answers`: judges' answers to reuse and keep."""
+        runner = JudgeRunner(self.config.judge, self.metrics, sample=sample, answers=answers)
         await runner.start(self.grading.judge_graders())
         self.judges = runner
         self.install(self.prepare(self.config))
