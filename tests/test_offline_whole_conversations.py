@@ -67,3 +67,27 @@ def test_labels_naming_a_turn_grade_the_whole_conversation(tmp_path: Path, capsy
     [result] = [r for r in map(json.loads, out.splitlines()) if r["grader"] == "safe"]
     assert code == 0 and (result["runs"], result["accuracy"]) == (1, 1.0)  # before: 0.0, the labelled turn alone
     assert "3 run(s) outside the runs" in err
+
+
+def test_offline_numbers_a_resumed_conversation_as_the_live_service_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Turns a minute apart, then one 30 minutes later: with `settle: 10m` the live service graded the conversation
+    after the second turn and again, as revision 2, after the third; offline says revision 2 too (before: 1)."""
+    rec = Recorder()
+    history: list[dict[str, object]] = []
+    for text in ("Where is my order?", "Thanks.", "It never came."):
+        turn(rec.tracer, history, text, "Checking.", [], {"gen_ai.conversation.id": "c-r"})
+    start = datetime.now(UTC) - timedelta(hours=1)
+    lines = []
+    for run, minutes in zip(rec.runs(), (0, 1, 31), strict=True):
+        begun = start + timedelta(minutes=minutes)
+        stamps = {"start_time": begun.isoformat(), "end_time": (begun + timedelta(seconds=5)).isoformat()}
+        lines.append(run.model_copy(update=stamps).model_dump_json() + "\n")
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text("".join(lines))
+    config = tmp_path / "otelgrade.yaml"
+    config.write_text(yaml.safe_dump({"conversations": {"settle": "10m"}, "suites": [SUITE]}))
+    code, out, _ = run_main(capsys, "grade", "--config", str(config), "--format", "json", str(turns))
+    assert code == 1  # three turns: `short` (at most 2) fails
+    assert {(g["grader"], g["revision"]) for g in map(json.loads, out.splitlines())} == {("safe", 2), ("short", 2)}

@@ -24,6 +24,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -441,3 +442,25 @@ def whole(chosen: Sequence[Trajectory], every: Sequence[Trajectory]) -> tuple[li
     taken = {(run.trace_id, run.span_id) for run in chosen}
     added = [r for r in every if r.conversation_key in keys and (r.trace_id, r.span_id) not in taken]
     return [*chosen, *added], len(added)
+
+
+def revision_of(runs: Sequence[Trajectory], settle: float) -> int:
+    """The revision a live service grades a conversation of these turns as, at its last turn: 1, plus one for each
+    time it completed before a later turn re-opened it (an end marker, or `settle` without a turn)."""
+    turns = sorted(runs, key=lambda r: (r.start_time or "", r.trace_id, r.span_id))
+    revision = 1
+    for before, after in pairwise(turns):
+        gap = _gap(before.end_time, after.start_time)
+        if before.ends_conversation or (gap is not None and gap >= settle):
+            revision += 1
+    return revision
+
+
+def _gap(end: str | None, start: str | None) -> float | None:
+    from datetime import datetime
+
+    if not end or not start:
+        return None
+    return (
+        datetime.fromisoformat(start.replace("Z", "+00:00")) - datetime.fromisoformat(end.replace("Z", "+00:00"))
+    ).total_seconds()

@@ -21,7 +21,7 @@ from otelgrade.core.metrics import Metrics
 from otelgrade.core.results import OUTCOMES, Grade, GradeResult, Level, Outcome
 from otelgrade.core.settings import ConversationSettings
 from otelgrade.core.trajectory import Conversation, Trajectory, conversation_key
-from otelgrade.grade.conversations import Completed, Conversations, merge
+from otelgrade.grade.conversations import Completed, Conversations, merge, revision_of
 from otelgrade.grade.gathering import Deliver, Gathering
 from otelgrade.grade.graders import GraderSpec
 from otelgrade.grade.graders.base import AlertPolicy, is_judge
@@ -306,7 +306,8 @@ class Grading:
 
     async def grade_conversations_and_wait(self, runs: Sequence[Trajectory]) -> list[tuple[Conversation, list[Grade]]]:
         """The offline path: the request runs of the input grouped by conversation (scope and id), each graded
-        once, at the end of the input, with judges' answers awaited."""
+        once, at the end of the input, with judges' answers awaited; numbered the revision the live service would
+        have graded it as (a conversation that resumed after it settled is its revision 2)."""
         turns: dict[str, list[Trajectory]] = {}
         for run in runs:
             key = run.conversation_key
@@ -316,7 +317,11 @@ class Grading:
         for its_runs in turns.values():
             conversation = merge(its_runs)
             self.metrics.conversations_completed.labels("ended" if conversation.ends_conversation else "settled").inc()
-            graded.append((conversation, await self.grade_and_wait(conversation)))
+            grades = await self.grade_and_wait(conversation)
+            revision = revision_of(its_runs, self.conversations.settings.settle)
+            for grade in grades:
+                grade.revision = revision if grade.level == "conversation" else grade.revision
+            graded.append((conversation, grades))
         return graded
 
     def _note_unmatched(self, labels: tuple[str, ...], source: str) -> None:
