@@ -48,6 +48,7 @@ def test_a_failing_conversation_is_named_and_linked_from_its_message_its_turns_a
     page = get(message["links"]["conversation"])
     run_page = get(f"{server.metrics_url}/runs/{first:032x}")
     api = json.loads(get(f"{server.metrics_url}/api/conversations/order-1007"))
+    listed = json.loads(get(f"{server.metrics_url}/api/grades?conversation=order-1007&scope=support-agent"))["grades"]
     provider.shutdown()
     assert server.stop() == 0
     assert message["text"].startswith("otelgrade: support-agent/support conversation order-1007 (2 turn(s), the last")
@@ -57,6 +58,12 @@ def test_a_failing_conversation_is_named_and_linked_from_its_message_its_turns_a
     assert (api["conversation_id"], api["scope"], len(api["turns"])) == ("order-1007", "support-agent", 2)
     assert [(g["revision"], g["outcome"]) for g in api["revisions"]] == [(1, "pass"), (2, "fail")]
     assert [(g["revision"], g["outcome"]) for g in api["grades"]] == [(2, "fail")]
+    # /api/grades filters by conversation: its latest grade and its turns' grades (before: "unknown parameter")
+    assert sorted((g["level"], g["grader"], g["outcome"]) for g in listed) == [
+        ("conversation", "no_delete", "fail"),
+        ("run", "cancels", "pass"),
+        ("run", "cancels", "pass"),
+    ]
 
 
 def test_the_slack_template_links_to_the_grades_page() -> None:

@@ -85,6 +85,8 @@ class GradeQuery:
     service: str | None = None
     agent: str | None = None
     level: str | None = None  # `run` or `conversation`
+    conversation: str | None = None  # a conversation's id: its grades and its turns' (`scope` narrows it)
+    scope: str | None = None
     order: str = "failing"  # failing first (then errors), newest first within each; or "newest"
     limit: int = 200
 
@@ -118,6 +120,8 @@ class GradeQuery:
             service=given.get("service"),
             agent=given.get("agent"),
             level=level,
+            conversation=given.get("conversation"),
+            scope=given.get("scope"),
             order=order,
             limit=limit,
         )
@@ -130,6 +134,8 @@ class GradeQuery:
             (self.service, grade.service_name),
             (self.agent, grade.agent_name),
             (self.level, grade.level),
+            (self.conversation, grade.conversation_id),
+            (self.scope, grade.conversation_scope),
         )
         return all(want is None or want == have for want, have in wanted)
 
