@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from otelgrade.core.results import LEVELS, OUTCOMES, Grade, Outcome
-from otelgrade.core.trajectory import Conversation, LLMCall, ToolCall, Trajectory
+from otelgrade.core.trajectory import Conversation, LLMCall, ToolCall, Trajectory, conversation_key
 
 RunKey = tuple[str, str]  # (trace_id, span_id)
 ORDERS = ("failing", "newest")
@@ -46,13 +46,24 @@ class Turn:
     start_time: str | None
 
 
+SUPERSEDED_KEPT = 100  # a conversation's grades of earlier revisions kept for its JSON, the latest
+
+
 @dataclass
 class HeldConversation:
-    """A graded conversation: its turns as of its latest revision, and its grades."""
+    """A graded conversation: its turns as of its latest revision, and its grades. Its id is its application's,
+    within `scope` (`conversations.scope_attribute`)."""
 
     conversation_id: str
     turns: list[Turn] = field(default_factory=list)
     grades: list[Grade] = field(default_factory=list)
+    scope: str | None = None
+    superseded: list[Grade] = field(default_factory=list)  # the grades of its earlier revisions, the latest kept
+
+    def copy(self) -> HeldConversation:
+        return HeldConversation(
+            self.conversation_id, list(self.turns), list(self.grades), self.scope, list(self.superseded)
+        )
 
     @property
     def failing(self) -> bool:
@@ -73,6 +84,8 @@ class GradeQuery:
     service: str | None = None
     agent: str | None = None
     level: str | None = None  # `run` or `conversation`
+    conversation: str | None = None  # a conversation's id: its grades and its turns' (`scope` narrows it)
+    scope: str | None = None
     order: str = "failing"  # failing first (then errors), newest first within each; or "newest"
     limit: int = 200
 
@@ -106,6 +119,8 @@ class GradeQuery:
             service=given.get("service"),
             agent=given.get("agent"),
             level=level,
+            conversation=given.get("conversation"),
+            scope=given.get("scope"),
             order=order,
             limit=limit,
         )
@@ -118,6 +133,8 @@ class GradeQuery:
             (self.service, grade.service_name),
             (self.agent, grade.agent_name),
             (self.level, grade.level),
+            (self.conversation, grade.conversation_id),
+            (self.scope, grade.conversation_scope),
         )
         return all(want is None or want == have for want, have in wanted)
 
@@ -152,7 +169,7 @@ class RunStore:
                 for r in trajectory.runs
             ]
             with self._lock:
-                self._conversation(trajectory.conversation_id or "").turns = turns
+                self._conversation(trajectory.conversation_id or "", trajectory.conversation_scope).turns = turns
             return
         self.hold(slim(trajectory))
 
@@ -212,16 +229,24 @@ class RunStore:
     def conversations(self) -> list[HeldConversation]:
         """The graded conversations held, failing first, most recently graded first within each."""
         with self._lock:
-            held = [
-                HeldConversation(c.conversation_id, list(c.turns), list(c.grades)) for c in self._conversations.values()
-            ]
+            held = [c.copy() for c in self._conversations.values()]
         held.sort(key=lambda c: c.graded_at, reverse=True)
         return sorted(held, key=lambda c: not c.failing)
 
-    def conversation(self, conversation_id: str) -> HeldConversation | None:
+    def conversation(self, conversation_id: str, scope: str | None = None) -> HeldConversation | None:
+        """The conversation of this id within `scope`; without a scope, the only one held of this id, if only one
+        is."""
         with self._lock:
-            c = self._conversations.get(conversation_id)
-            return None if c is None else HeldConversation(c.conversation_id, list(c.turns), list(c.grades))
+            c = self._conversations.get(conversation_key(scope, conversation_id))
+            if c is None and scope is None:
+                of_id = [c for c in self._conversations.values() if c.conversation_id == conversation_id]
+                c = of_id[0] if len(of_id) == 1 else None
+            return None if c is None else c.copy()
+
+    def scopes(self, conversation_id: str) -> list[str | None]:
+        """The scopes of the conversations held with this id (two applications may use one id)."""
+        with self._lock:
+            return [c.scope for c in self._conversations.values() if c.conversation_id == conversation_id]
 
     def runs(self, trace_id: str) -> list[Run]:
         """The held runs of one trace, in the order they started (outer runs before nested ones)."""
@@ -238,19 +263,22 @@ class RunStore:
         with self._lock:
             return len(self._passing) + len(self._failing)
 
-    def _conversation(self, conversation_id: str) -> HeldConversation:
-        held = self._conversations.pop(conversation_id, None)
+    def _conversation(self, conversation_id: str, scope: str | None) -> HeldConversation:
+        key = conversation_key(scope, conversation_id)
+        held = self._conversations.pop(key, None)
         if held is None:
             while len(self._conversations) >= self.keep:
                 self._conversations.popitem(last=False)
-            held = HeldConversation(conversation_id)
-        self._conversations[conversation_id] = held  # the most recently graded last
+            held = HeldConversation(conversation_id, scope=scope)
+        self._conversations[key] = held  # the most recently graded last
         return held
 
     def _conversation_grade(self, grade: Grade) -> None:
-        held = self._conversation(grade.conversation_id or "")
+        held = self._conversation(grade.conversation_id or "", grade.conversation_scope)
         if grade.revision > 1:  # the conversation re-opened and was graded again: this supersedes the earlier grade
             same = (grade.suite, grade.grader)
+            held.superseded = [*held.superseded, *(g for g in held.grades if (g.suite, g.grader) == same)]
+            del held.superseded[:-SUPERSEDED_KEPT]
             held.grades = [g for g in held.grades if (g.suite, g.grader) != same]
         held.grades.append(grade)
 

@@ -15,10 +15,11 @@ HEADER = struct.Struct("!IB")  # payload length, kind
 # Receiving process -> worker.
 EXPORT = 1  # a request to keep: EXPORT_HEAD, the protocol's name, the body
 SCRAPE = 2  # the worker's metrics, please: request id
-HOLD_TURN = 3  # a run that is a turn of a conversation this worker owns (trajectory JSON)
+HOLD_TURN = 3  # a run that is a turn of a conversation this worker owns (`handoff.hold_frame`)
 FINISH = 4  # shutting down: every worker has graded what it held, so no more turns come; finish conversations
 PING = 5  # are you there? (the heartbeat): answered at once with PONG
 RUNS_OF = 6  # the runs of one trace the grades page shows, please: request id, trace id
+TURN_PASSED = 7  # a turn this worker rebuilt is held by the worker owning its conversation (`handoff`)
 # Worker -> receiving process.
 RESULT = 11  # a request's answer: RESULT_HEAD, the message
 METRICS = 12  # request id, the worker's metrics (`merge.snapshot`)
@@ -27,10 +28,11 @@ GRADES = 14  # a batch of grades (a JSON list of grade records)
 READY = 15  # replay done, requests are taken
 BUSY = 16  # one byte: 1 while the worker wants senders to back off, 0 once it does not
 CONVERSATION = 17  # a conversation about to be graded (its trajectory JSON, turns included)
-TURN = 19  # a run that is a turn of a conversation: ID-length-prefixed conversation id, then trajectory JSON
+TURN = 19  # a run that is a turn of a conversation: length-prefixed conversation key, its ids, trajectory JSON
 DRAINED = 20  # shutting down: what the worker held is graded (its turns sent up before this); it awaits FINISH
 PONG = 21  # the heartbeat's answer
 RUNS = 22  # request id, the trajectories of one trace's runs the worker holds (a JSON list)
+TURN_HELD = 23  # a turn passed to this worker is held, written in its journal (`handoff`)
 UNMATCHED = 18  # what arrived and was not graded since the worker started (`UnmatchedRuns` as JSON), when it changes
 
 EXPORT_HEAD = struct.Struct("!IBBB")  # request id, signal, encoding, length of the protocol's name
@@ -92,16 +94,19 @@ def read_result(payload: bytes) -> tuple[int, int, ExportResult]:
 TURN_HEAD = struct.Struct("!H")  # length of the conversation id
 
 
-def turn_frame(conversation_id: str, trajectory_json: bytes) -> bytes:
+TURN_IDS = 48  # the run's trace id and span id, as hex
+
+
+def turn_frame(conversation_id: str, ids: bytes, trajectory_json: bytes) -> bytes:
     cid = conversation_id.encode()[:65535]
-    return frame(TURN, TURN_HEAD.pack(len(cid)), cid, trajectory_json)
+    return frame(TURN, TURN_HEAD.pack(len(cid)), cid, ids, trajectory_json)
 
 
-def read_turn(payload: bytes) -> tuple[bytes, bytes]:
-    """(the conversation id as bytes, the run's trajectory JSON)."""
+def read_turn(payload: bytes) -> tuple[bytes, bytes, bytes]:
+    """(the conversation key as bytes, the run's trace and span ids, the run's trajectory JSON)."""
     (length,) = TURN_HEAD.unpack_from(payload)
     start = TURN_HEAD.size + length
-    return payload[TURN_HEAD.size : start], payload[start:]
+    return payload[TURN_HEAD.size : start], payload[start : start + TURN_IDS], payload[start + TURN_IDS :]
 
 
 RUN_HEAD = struct.Struct("!BB")  # lengths of the trace id and the span id

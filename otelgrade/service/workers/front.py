@@ -45,7 +45,7 @@ from otelgrade.intake.receivers.base import Encoding, Signal
 from otelgrade.intake.shard import ShardError, owner, split
 from otelgrade.service.admin import Admin
 from otelgrade.service.server import STOP_GRACE_SECONDS
-from otelgrade.service.workers import frames
+from otelgrade.service.workers import frames, handoff
 from otelgrade.service.workers.health import Heartbeat, WorkerWatch, refusal
 from otelgrade.service.workers.merge import Merged, read_snapshot
 from otelgrade.service.workers.runs import ListedRuns
@@ -137,6 +137,10 @@ class Worker:
         proc = self.proc
         if proc is None or proc.stdin is None or not self.alive:
             self.front.metrics.log_records_dropped.labels("worker_down").inc()
+            if data[4] != frames.PING:
+                log.warning(
+                    "grading worker %d is not running: a message to it (kind %d) is dropped", self.index, data[4]
+                )
             return
         proc.stdin.write(data)
 
@@ -187,8 +191,10 @@ class Worker:
         elif kind == frames.GRADES:
             self.front.runs.write([Grade(**g) for g in orjson.loads(payload)])
         elif kind == frames.TURN:
-            conversation_id, run = frames.read_turn(payload)
-            self.front.hold_turn(conversation_id, run)
+            conversation_id, ids, run = frames.read_turn(payload)
+            self.front.hold_turn(conversation_id, (self.index, ids), run)
+        elif kind == frames.TURN_HELD:
+            self.front.turn_held(self.index, handoff.read_held(payload))
         elif kind == frames.UNMATCHED:
             told = orjson.loads(payload)
             self.unmatched = UnmatchedRuns(
@@ -206,6 +212,8 @@ class Worker:
         elif kind == frames.READY:
             self.restarts = 0
             self.ready.set()
+            for turn in self.front.relay.waiting(self.index):  # passed on while it was down, or not held before
+                self.tell(turn)
 
     async def wait(self) -> int:
         """The exit code, once the process has exited and everything it sent was read."""
@@ -230,6 +238,7 @@ class Front(Receiving):
         self.body_read_timeout = config.receivers.body_read_timeout
         self.runs = ListedRuns(config.ui.keep, lambda: [w for w in self.workers if self.watch.answering(w)])
         self.workers = [Worker(i, count, config_path, self) for i in range(count)]
+        self.relay = handoff.Relay(count)  # conversation turns passed to a worker, until it holds them
         server = config.server
         self.watch = WorkerWatch(
             self.workers, server.worker_timeout, server.worker_restart_after, self.metrics.registry
@@ -288,10 +297,23 @@ class Front(Receiving):
         messages += [m for m in dict.fromkeys(invalid)]
         return ExportResult(rejected, "; ".join(messages))
 
-    def hold_turn(self, conversation_id: bytes, run: bytes) -> None:
-        """Hand a run that is a turn of a conversation to the worker owning the conversation (a hash of its id)."""
-        worker = self.workers[owner(conversation_id, len(self.workers))]
-        worker.tell(frames.frame(frames.HOLD_TURN, run))
+    def hold_turn(self, conversation_id: bytes, key: handoff.TurnKey, run: bytes) -> None:
+        """Hand a run that is a turn of a conversation to the worker owning the conversation (a hash of its key),
+        kept until that worker holds it: a worker that is down gets it once it is ready again."""
+        index = owner(conversation_id, len(self.workers))
+        data = handoff.hold_frame(*key, run)
+        if dropped := self.relay.keep(index, key, data):
+            self.metrics.log_records_dropped.labels("worker_down").inc(dropped)
+        worker = self.workers[index]
+        if worker.alive and worker.ready.is_set():
+            worker.tell(data)
+
+    def turn_held(self, holder: int, key: handoff.TurnKey) -> None:
+        """The worker owning a turn's conversation holds it: forget it, and tell the worker that rebuilt it."""
+        self.relay.held(holder, key)
+        origin, ids = key
+        if origin < len(self.workers) and self.workers[origin].alive:  # else its spool replays the turn's trace
+            self.workers[origin].tell(handoff.passed_frame(ids))
 
     def unmatched(self) -> UnmatchedRuns:
         """What arrived and was not graded, in every worker (for the grades page)."""

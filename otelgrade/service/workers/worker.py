@@ -29,7 +29,7 @@ from otelgrade.intake.receivers import ExportResult, InvalidRequest, Overloaded
 from otelgrade.intake.receivers.base import Ingest
 from otelgrade.service.admin import pages_url
 from otelgrade.service.server import Server, _setup_logging
-from otelgrade.service.workers import frames
+from otelgrade.service.workers import frames, handoff
 from otelgrade.service.workers.merge import snapshot
 from otelgrade.service.workers.runs import runs_json
 
@@ -144,11 +144,14 @@ class RunFeed(RunStore):
 class PipeReceiver:
     """The worker's one receiver: export requests from the receiving process, read from a pipe."""
 
-    def __init__(self, ingest: Ingest, server: Server, reader: asyncio.StreamReader, uplink: Uplink) -> None:
+    def __init__(
+        self, ingest: Ingest, server: Server, reader: asyncio.StreamReader, uplink: Uplink, outbox: handoff.Outbox
+    ) -> None:
         self.ingest = ingest
         self.server = server
         self.reader = reader
         self.uplink = uplink
+        self.outbox = outbox
         self._tasks: set[asyncio.Task[None]] = set()
         self._reading: asyncio.Task[None] | None = None
         self._busy: asyncio.Task[None] | None = None
@@ -206,7 +209,10 @@ class PipeReceiver:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         elif kind == frames.HOLD_TURN:
-            self.server._turns_received([payload.decode()])
+            key, run = handoff.read_hold(payload)
+            self.server.hold_passed_on(run, lambda: self.uplink.send(handoff.held_frame(key)))
+        elif kind == frames.TURN_PASSED:
+            self.outbox.held(payload)
         elif kind == frames.FINISH:
             self._finish.set()
         elif kind == frames.PING:  # answered by the event loop whatever the grading thread is doing
@@ -267,16 +273,20 @@ async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd
     config = load(config_path)
     server = Server(config, config_path, runs=RunFeed(uplink, config.ui.keep))
     server.reloader.load = load
+    outbox = handoff.Outbox()  # turns passed on, not yet held: their traces stay unmarked in the spool
     if count > 1 and server.turn_router is None:  # a conversation's turns meet in the worker that owns it
 
         def route_turn(run: Trajectory) -> None:
-            uplink.send(frames.turn_frame(run.conversation_id or "", run.model_dump_json().encode()))
+            ids = handoff.ids_of(run.trace_id, run.span_id)
+            outbox.sent(ids)
+            uplink.send(frames.turn_frame(run.conversation_key or "", ids, run.model_dump_json().encode()))
 
         server.pipeline.grading.turn_router = route_turn
+        server.marks_wait.append(outbox.unwritten)
     receivers: list[PipeReceiver] = []
 
     def make(ingest: Ingest) -> PipeReceiver:
-        receivers.append(PipeReceiver(ingest, server, reader, uplink))
+        receivers.append(PipeReceiver(ingest, server, reader, uplink, outbox))
         return receivers[-1]
 
     async def finish(deadline: float) -> None:
