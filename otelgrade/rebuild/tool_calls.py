@@ -16,9 +16,11 @@ from typing import Any, TypeVar
 
 from otelgrade.rebuild.dialects import ANSWER_TOOLS
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
-from otelgrade.rebuild.messages import failed_results, parse_json_maybe, tool_results, tool_value
+from otelgrade.rebuild.messages import parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.span_readers import duration_s
+from otelgrade.rebuild.tool_errors import failed_results, says_failed
 from otelgrade.rebuild.tree import Tree
+from otelgrade.rebuild.witnesses import one_per_call, tool_key
 from otelgrade.spans import Span
 from otelgrade.trajectory import ToolCall
 
@@ -67,10 +69,14 @@ def tool_calls(
     answers = [f.arguments for _, f in executions if f.name in answer_tools]
     answers += [c.arguments for s in steps for c in s.calls if c.name in answer_tools]
     executions = sorted(
-        (
-            (span, _with_call_id(facts, real_id(facts.call_id)))
-            for span, facts in executions
-            if facts.name not in answer_tools and not is_bookkeeping(facts.name)
+        one_per_call(
+            tree,
+            [
+                (span, _with_call_id(facts, real_id(facts.call_id)))
+                for span, facts in executions
+                if facts.name not in answer_tools and not is_bookkeeping(facts.name)
+            ],
+            notes,
         ),
         key=lambda sf: (sf[0].start_ns, tree.order[sf[0].span_id]),
     )
@@ -104,6 +110,7 @@ def tool_calls(
     match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name and _same_args(c.arguments, f.arguments))
     match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name)
     match(lambda c, f: not (c.call_id and f.call_id) and _spelling(c.name) == _spelling(f.name))
+    match(lambda c, f: not (c.call_id and f.call_id) and tool_key(c.name) == tool_key(f.name))
 
     results = _conversation_results(steps)
     failures = {call_id for step in steps for call_id in failed_results(step.facts.input_messages)}
@@ -130,7 +137,7 @@ def tool_calls(
                 result=tool_value(facts.result)
                 if facts.result is not None or facts.error
                 else results.get(call.call_id or ""),
-                error=facts.error,
+                error=facts.error or call.call_id in failures or says_failed(facts.result),
                 step=step.index,
                 span_id=span.span_id,
                 duration_s=duration_s(span),
@@ -168,7 +175,7 @@ def tool_calls(
             call_id=facts.call_id,
             arguments=facts.arguments,
             result=tool_value(facts.result),
-            error=facts.error,
+            error=facts.error or says_failed(facts.result),
             step=step_index,
             span_id=span.span_id,
             duration_s=duration_s(span),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from otelgrade.rebuild.consistency import check_trace
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.identity import conversation_of, marks
@@ -41,6 +42,7 @@ def rebuild_trace(
                 regions[caller].append(run.root.span_id)
     built = {run.root.span_id: build(tree, classified, run, regions[run.root.span_id], notes) for run in runs}
     found = requests(tree, classified, runs, built, regions, notes)
+    check_trace(found)
     _name_conversations(tree, found, id_attributes)
     return sorted(found, key=lambda t: (t.start_time or "", tree.order.get(t.span_id, -1)))
 

@@ -1,0 +1,45 @@
+"""Tool results that say the call failed, in the shapes providers and protocols use: an MCP `CallToolResult`
+with `isError: true`, an Anthropic `tool_result` with `is_error: true`, a Gemini `functionResponse` whose response
+is `{"error": ...}`. (Text such as `Error: ...` is a failure only where the model is told so: `failed_results`.)"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from otelgrade.rebuild.messages import Message, loads
+
+# Keys beside `error` in a response that is only an error report (a code, a message, a kind): any other key means
+# the tool returned data that merely has an `error` field.
+_ERROR_REPORT = frozenset({"error", "code", "message", "details", "type", "status", "error_type", "errorType"})
+
+
+def says_failed(result: Any) -> bool:
+    """The tool result (JSON text, or the parsed value) is a structured failure report."""
+    if isinstance(result, str):
+        if result.lstrip()[:1] != "{" or "rror" not in result:  # `error`, `isError`, `is_error`: before parsing
+            return False
+        result = loads(result)
+    if not isinstance(result, dict):
+        return False
+    if result.get("isError") is True or result.get("is_error") is True:
+        return True
+    response = result.get("response")  # a functionResponse `{name, response}` as recorded whole
+    if isinstance(response, dict) and "name" in result and set(result) <= {"name", "response", "id"}:
+        result = response
+    return bool(result.get("error")) and set(result) <= _ERROR_REPORT
+
+
+def failed_results(messages: list[Message]) -> set[str]:
+    """The call ids whose tool message tells the model the call failed: marked so (`error: true`, from an
+    `is_error` block), a failure report (`says_failed`), or text that opens with `Error:` as tool loops write it."""
+    return {
+        str(m["tool_call_id"])
+        for m in messages
+        if m.get("role") == "tool"
+        and m.get("tool_call_id")
+        and (
+            m.get("error") is True
+            or str(m.get("content") or "")[:6].lower() == "error:"
+            or says_failed(m.get("content"))
+        )
+    }
