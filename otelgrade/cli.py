@@ -197,6 +197,8 @@ def _describe_run(run: Trajectory, out: TextIO) -> None:
     for call in run.tool_calls:
         if witness := run.one_witness(call):
             out.write(f"  tool call `{call.name}` at step {call.step}: {_ONE_WITNESS[witness]}\n")
+    for disagreement in run.disagreements:
+        out.write(f"  witnesses disagree: {disagreement.describe()} (lacks {', '.join(disagreement.lacks)})\n")
     if run.lacks:
         out.write(f"  lacks: {', '.join(run.lacks)}\n")
 
