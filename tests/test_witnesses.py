@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -380,9 +381,10 @@ def test_a_handoff_to_an_agent_that_never_acts_leaves_the_request_s_tool_calls_u
 # --- placeholders are no answer ------------------------------------------------------------------
 
 
-def test_a_placeholder_answer_gives_way_to_the_last_model_output() -> None:
+@pytest.mark.parametrize("placeholder", ["None", "undefined"])
+def test_a_placeholder_answer_gives_way_to_the_last_model_output(placeholder: str) -> None:
     def build(app: Tracer, server: Tracer) -> None:
-        with agent(app, answer="None"):
+        with agent(app, answer=placeholder):
             chat(app, [user()], [says("Order A1 ships on Monday.")], "stop")
 
     run = the_run(build)

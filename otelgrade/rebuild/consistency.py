@@ -10,8 +10,8 @@ and says why (`Trajectory.disagreements`, counted in `otelgrade_runs_inconsisten
 - `continued_without_calls`: with no content captured, the next model call of the same agent continues the
   conversation (its input holds the previous call's input and output: tokens) after a response whose finish
   reason is unknown, with no call seen: something answered the model in between.
-- `placeholder_output`: the answer recorded is a placeholder (`None`, `null`, `undefined`, empty) and no model
-  output stands in for it: the run lacks its output. Where the last model call's text stands in, it is the answer.
+- `placeholder_output` (found while the run is built, `outputs.py`): the answer recorded is a placeholder and no
+  model output stands in for it: the run lacks its output.
 - `handoff_target_idle`: a handoff names an agent that never acts in the request: the transfer may be a plain
   tool call, so the request's tool calls are uncertain.
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from otelgrade.trajectory import PARTS, Disagreement, LLMCall, Part, Trajectory, content_text
+from otelgrade.trajectory import PARTS, Disagreement, LLMCall, Trajectory
 
 REASONS = (
     "requested_vs_executed",
@@ -31,23 +31,22 @@ REASONS = (
     "handoff_target_idle",
 )
 _TOOL_FINISH = frozenset({"tool_calls", "tool_call", "tool_use", "function_call", "function_calls"})
-_PLACEHOLDERS = frozenset({"none", "null", "undefined", '""', "''"})
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
 def check_trace(runs: Sequence[Trajectory]) -> None:
-    """Every run of one trace checked, its placeholder answer replaced, disagreements recorded on it."""
+    """Every run of one trace checked, disagreements recorded on it, and what they make uncertain lacking."""
     below: dict[str, list[Trajectory]] = {}
     for run in runs:
         if run.parent_span_id is not None:
             below.setdefault(run.parent_span_id, []).append(run)
     for run in runs:
-        found = [*_tool_witnesses(run), *_placeholder(run)]
+        found = _tool_witnesses(run)
         if run.handoffs:
             found += _idle_targets(run, _acting(run, below))
-        if found:
-            run.disagreements.extend(found)
-            lacking = set(run.lacks).union(*(d.lacks for d in found))
+        run.disagreements.extend(found)
+        if run.disagreements:  # with those found while the run was built (`outputs.unanswered`)
+            lacking = set(run.lacks).union(*(d.lacks for d in run.disagreements))
             run.lacks = [p for p in PARTS if p in lacking]
 
 
@@ -107,26 +106,6 @@ def _continues(a: LLMCall, b: LLMCall) -> bool:
 
 def _tool_calls_uncertain(reason: str, detail: str) -> Disagreement:
     return Disagreement(reason=reason, detail=detail, lacks=["tool_calls"])
-
-
-def _placeholder(run: Trajectory) -> list[Disagreement]:
-    """A placeholder answer is absence: the last model call's text stands in, else the run lacks its output."""
-    if run.output is None or run.output.strip().lower() not in _PLACEHOLDERS:
-        return []
-    said = run.output
-    last = run.llm_calls[-1] if run.llm_calls else None
-    stands_in = " ".join(
-        t
-        for m in (last.output_messages if last else ())
-        if m.get("role") == "assistant" and (t := content_text(m.get("content")))
-    )
-    run.output = stands_in or None
-    if stands_in:
-        return []
-    lacks: list[Part] = ["output"]
-    return [
-        Disagreement(reason="placeholder_output", detail=f"the answer recorded is {said!r}, a placeholder", lacks=lacks)
-    ]
 
 
 def _spelling(name: str) -> str:

@@ -33,6 +33,7 @@ from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.conversations import split_conversations
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
+from otelgrade.rebuild.outputs import recorded_answer, unanswered
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.tool_calls import tool_calls
 from otelgrade.rebuild.transfers import is_transfer, named_agent
@@ -282,7 +283,8 @@ def build(
         or _step_input(classified, region)
     )
     status, error = _status(span)
-    output = run.facts.output if run.facts.output is not None else answer
+    output = recorded_answer(run.facts.output)
+    output = output if output is not None else answer
     if output is None and steps and not steps[-1].calls and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
     if status == "ok" and steps and steps[-1].failed and not output:
@@ -335,6 +337,7 @@ def build(
         agents=list(dict.fromkeys(a for a in step_agent.values() if a)) if agent_of else [],
         lacks=_lacks(run, steps, tools, request, messages, unread),
         unread=describe(unread),
+        disagreements=unanswered(run.facts.output, output, status),
     )
 
 
