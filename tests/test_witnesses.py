@@ -213,11 +213,28 @@ def test_with_content_off_the_layers_of_one_call_still_make_one_call() -> None:
     assert graded(build)["budget"].outcome == "pass"
 
 
-def test_an_mcp_server_s_tool_error_fails_the_call_the_framework_left_ok_under_a_qualified_name() -> None:
+@pytest.mark.parametrize("qualified", ["mcp__orders__lookup_order", "orders.lookup_order", "orders_lookup_order"])
+def test_an_mcp_server_s_tool_error_fails_the_call_the_framework_left_ok_under_a_qualified_name(qualified: str) -> None:
     """The framework names the tool with its server's prefix; the MCP spans carry no GenAI operation, only the
     MCP method, and the server reports the tool's failure (`error.type` `tool_error`, from `isError`)."""
-    run = the_run(through_mcp("mcp__orders__lookup_order", "lookup_order", operation=False, failed=True))
-    assert [(c.name, c.error) for c in run.tool_calls] == [("mcp__orders__lookup_order", True)]
+    run = the_run(through_mcp(qualified, "lookup_order", operation=False, failed=True))
+    assert [(c.name, c.error) for c in run.tool_calls] == [(qualified, True)]
+
+
+def test_the_server_s_span_of_one_json_rpc_request_is_the_same_call_wherever_it_hangs() -> None:
+    """The server's span arrives under the session's stream, opened when the agent started, not under the
+    client's span: the same JSON-RPC request of the same MCP session still makes it the same call."""
+
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app) as session_opener:
+            chat(app, [user()], [asks(("c1", "lookup_order"))], "tool_calls")
+            with execute(app, "lookup_order", "c1", "shipped"), mcp_call(app, "lookup_order", SpanKind.CLIENT, True):
+                serve(server, "lookup_order", session_opener, operation=True)
+            chat(app, [user(), asks(("c1", "lookup_order")), told("c1", "shipped")], [says("Shipped.")], "stop")
+
+    run = the_run(build)
+    assert [(c.name, c.witnesses) for c in run.tool_calls] == [("lookup_order", ["request", "execution"])]
+    assert not run.disagreements
 
 
 def test_executions_sharing_a_call_id_are_one_call_and_separate_calls_stay_separate() -> None:

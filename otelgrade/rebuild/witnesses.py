@@ -2,8 +2,10 @@
 under it (`tools/call <tool>`) and the server's span in another service whose context was propagated are
 witnesses of the same call, never two or three calls.
 
-Two executions of a run are one call when one runs inside the other and both are the same tool (its name, or a
-qualified name's last part: `mcp__files__read` and `files.read` are `read`), or when they carry the same call id.
+Two executions of a run are one call when one runs inside the other (the nearest execution above it) and both are
+the same tool (its name, or a qualified name's last part: `mcp__files__read` and `files.read` are `read`), when they
+carry the same call id, or the same JSON-RPC request id of one MCP session (`jsonrpc.request.id`, `mcp.session.id`)
+for the same tool.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ _QUALIFIERS = re.compile(r"__|[./:]")
 _WORDS = re.compile(r"[a-z0-9]+")
 
 Execution = tuple[Span, ToolFacts]
+_RPC_ID = "jsonrpc.request.id"
+_SESSION = "mcp.session.id"
 
 
 def tool_key(name: str) -> str:
@@ -26,17 +30,60 @@ def tool_key(name: str) -> str:
     return "_".join(_WORDS.findall(last.lower()))
 
 
+def same_tool(outer: str, inner: str) -> bool:
+    """`inner` names the tool `outer` names: the same key, or the key of `outer` ending in it after a separator
+    (a plugin's or server's prefix joined with `_`: `orders_lookup_order` runs `lookup_order`)."""
+    a, b = tool_key(outer), tool_key(inner)
+    return a == b or (bool(b) and a.endswith("_" + b))
+
+
+def _nearest_above(tree: Tree, at: dict[str, int]) -> dict[int, int]:
+    """Each execution with an execution above it -> the nearest one (each span walked once over all)."""
+    memo: dict[str, int | None] = {}
+    out = {}
+    for span_id, e in at.items():
+        path, found = [], None
+        parent = tree.parent.get(span_id)
+        while parent is not None and parent not in memo:
+            if parent in at:
+                found = at[parent]
+                break
+            path.append(parent)
+            parent = tree.parent.get(parent)
+        else:
+            found = memo.get(parent) if parent is not None else None
+        for walked in path:
+            memo[walked] = found
+        if found is not None:
+            out[e] = found
+    return out
+
+
+def _shared_ids(executions: list[Execution]) -> list[list[int]]:
+    """Executions that carry the same call id, or the same JSON-RPC request of one MCP session for the same tool
+    (the protocol client's and server's spans of one request, wherever the server's span hangs)."""
+    by_id: dict[tuple[str, ...], list[int]] = {}
+    for e, (span, facts) in enumerate(executions):
+        if facts.call_id:
+            by_id.setdefault(("call", facts.call_id), []).append(e)
+        request = span.attributes.get(_RPC_ID)
+        if request is not None:
+            session = str(span.attributes.get(_SESSION, ""))
+            by_id.setdefault(("rpc", session, str(request), tool_key(facts.name)), []).append(e)
+    return [group for group in by_id.values() if len(group) > 1]
+
+
 def one_per_call(tree: Tree, executions: list[Execution], notes: dict[str, str] | None = None) -> list[Execution]:
     """`executions` (in the order given) with every call's layers folded into its outermost span: the call keeps
     that span, the first arguments, result and call id any layer recorded, and fails when the outermost or the
     innermost layer failed (a retried inner attempt does not fail the call). `notes` says which spans were folded."""
     if len(executions) < 2:
         return executions
-    keys = [tool_key(facts.name) for _, facts in executions]
-    ids = [facts.call_id for _, facts in executions]
-    if len(set(keys)) == len(keys) and len({i for i in ids if i}) == sum(1 for i in ids if i):
-        return executions  # every execution a different tool with its own id: nothing to fold (most runs)
     at = {span.span_id: e for e, (span, _) in enumerate(executions)}
+    above = _nearest_above(tree, at)
+    shared = _shared_ids(executions)
+    if not above and not shared:
+        return executions  # no execution inside another and no id said twice: nothing to fold (most runs)
     owner = list(range(len(executions)))
 
     def root(e: int) -> int:
@@ -44,25 +91,18 @@ def one_per_call(tree: Tree, executions: list[Execution], notes: dict[str, str] 
             e = owner[e]
         return e
 
-    def fold(outer: int, inner: int) -> None:
-        a, b = root(outer), root(inner)
+    def fold(one: int, other: int) -> None:
+        a, b = root(one), root(other)
         if a != b:
             earlier = tree.order[executions[a][0].span_id] <= tree.order[executions[b][0].span_id]
             owner[b if earlier else a] = a if earlier else b
 
-    first_with_id: dict[str, int] = {}
-    for e, (span, facts) in enumerate(executions):
-        if facts.call_id:
-            if facts.call_id in first_with_id:
-                fold(first_with_id[facts.call_id], e)
-            else:
-                first_with_id[facts.call_id] = e
-        for ancestor in tree.ancestors(span.span_id):
-            above = at.get(ancestor)
-            if above is not None:
-                if keys[above] == keys[e]:
-                    fold(above, e)
-                break  # the nearest execution above decides: a different tool's work is its own call
+    for group in shared:
+        for e in group[1:]:
+            fold(group[0], e)
+    for e, outer in above.items():
+        if same_tool(executions[outer][1].name, executions[e][1].name):
+            fold(outer, e)
     groups: dict[int, list[int]] = {}
     for e in range(len(executions)):
         groups.setdefault(root(e), []).append(e)
