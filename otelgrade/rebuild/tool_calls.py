@@ -20,7 +20,7 @@ from otelgrade.rebuild.messages import parse_json_maybe, tool_results, tool_valu
 from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tool_errors import failed_results, says_failed
 from otelgrade.rebuild.tree import Tree
-from otelgrade.rebuild.witnesses import one_per_call, tool_key
+from otelgrade.rebuild.witnesses import nearest_above, one_per_call, tool_key
 from otelgrade.spans import Span
 from otelgrade.trajectory import ToolCall
 
@@ -146,23 +146,7 @@ def tool_calls(
         ordered.append(((step.index, 0, i, 0), tc))
     step_of_span = {s.span.span_id: s.index for s in steps}
     starts = sorted(s.span.start_ns for s in steps)
-    memo: dict[str, int | None] = {}
-
-    def step_above(span_id: str) -> int | None:
-        """The step of the nearest model-call span above (each span walked once over all calls)."""
-        path, found = [], None
-        parent = tree.parent.get(span_id)
-        while parent is not None and parent not in memo:
-            if parent in step_of_span:
-                found = step_of_span[parent]
-                break
-            path.append(parent)
-            parent = tree.parent.get(parent)
-        else:
-            found = memo.get(parent) if parent is not None else None
-        for walked in path:
-            memo[walked] = found
-        return found
+    step_above = nearest_above(tree, step_of_span)  # the step of the nearest model-call span above
 
     for e, (span, facts) in enumerate(executions):
         if e in used:

@@ -11,6 +11,8 @@ for the same tool.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from otelgrade.rebuild.facts import ToolFacts
 from otelgrade.rebuild.tree import Tree
@@ -20,6 +22,7 @@ _QUALIFIERS = re.compile(r"__|[./:]")
 _WORDS = re.compile(r"[a-z0-9]+")
 
 Execution = tuple[Span, ToolFacts]
+V = TypeVar("V")
 _RPC_ID = "jsonrpc.request.id"
 _SESSION = "mcp.session.id"
 
@@ -37,16 +40,16 @@ def same_tool(outer: str, inner: str) -> bool:
     return a == b or (bool(b) and a.endswith("_" + b))
 
 
-def _nearest_above(tree: Tree, at: dict[str, int]) -> dict[int, int]:
-    """Each execution with an execution above it -> the nearest one (each span walked once over all)."""
-    memo: dict[str, int | None] = {}
-    out = {}
-    for span_id, e in at.items():
+def nearest_above(tree: Tree, marked: Mapping[str, V]) -> Callable[[str], V | None]:
+    """A lookup of the value of a span's nearest ancestor in `marked`, each span walked once over all lookups."""
+    memo: dict[str, V | None] = {}
+
+    def lookup(span_id: str) -> V | None:
         path, found = [], None
         parent = tree.parent.get(span_id)
         while parent is not None and parent not in memo:
-            if parent in at:
-                found = at[parent]
+            if parent in marked:
+                found = marked[parent]
                 break
             path.append(parent)
             parent = tree.parent.get(parent)
@@ -54,9 +57,9 @@ def _nearest_above(tree: Tree, at: dict[str, int]) -> dict[int, int]:
             found = memo.get(parent) if parent is not None else None
         for walked in path:
             memo[walked] = found
-        if found is not None:
-            out[e] = found
-    return out
+        return found
+
+    return lookup
 
 
 def _shared_ids(executions: list[Execution]) -> list[list[int]]:
@@ -80,7 +83,8 @@ def one_per_call(tree: Tree, executions: list[Execution], notes: dict[str, str] 
     if len(executions) < 2:
         return executions
     at = {span.span_id: e for e, (span, _) in enumerate(executions)}
-    above = _nearest_above(tree, at)
+    execution_above = nearest_above(tree, at)
+    above = {e: outer for span_id, e in at.items() if (outer := execution_above(span_id)) is not None}
     shared = _shared_ids(executions)
     if not above and not shared:
         return executions  # no execution inside another and no id said twice: nothing to fold (most runs)
