@@ -338,7 +338,9 @@ def test_the_run_page_shows_the_disagreement() -> None:
     ((status, page, _),) = asyncio.run(_get(store, UiSettings(), f"/runs/{run.trace_id}"))
     assert status == 200
     assert "witnesses disagree" in page and "finish_reason_without_calls" in page
-    assert "ended for tool calls" in page
+    assert "ended for tool calls" in page and "never pass" in page
+    # content capture off explains the content it lacks, not the tool calls its witnesses leave uncertain
+    assert "does not carry: input, output, messages, tool_arguments, tool_results." in page
 
 
 def test_a_model_call_continuing_its_conversation_with_no_call_seen_leaves_tool_calls_uncertain() -> None:
