@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Span, SpanKind, Tracer
 
 from otelgrade.config import parse_config
+from otelgrade.conversations import merge
 from otelgrade.decode import decode_traces
+from otelgrade.graders.base import build_grader, grade_safely
 from otelgrade.metrics import Metrics
 from otelgrade.pipeline import Pipeline
 from otelgrade.rebuild import rebuild
@@ -329,6 +332,18 @@ def test_a_response_that_ended_for_tool_calls_none_shows_is_never_passed(tmp_pat
         [sys.executable, "-m", "otelgrade", "inspect", str(trace_file)], capture_output=True, text=True, timeout=60
     )
     assert "witnesses disagree: finish_reason_without_calls" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_a_conversation_with_such_a_turn_is_skipped_for_the_same_reason() -> None:
+    def answered(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [says("It ships Monday.")], "stop")
+
+    conversation = merge([the_run(answered), the_run(deleted_quietly)], "conv-1")
+    grader = build_grader("tools_not_called", {"tools": ["delete_account"]})
+    verdict = grade_safely(grader, conversation)
+    assert not isinstance(verdict, Future) and verdict.outcome == "skipped"
+    assert "finish_reason_without_calls" in verdict.rationale
 
 
 def test_the_run_page_shows_the_disagreement() -> None:
