@@ -224,6 +224,25 @@ def test_an_mcp_server_s_tool_error_fails_the_call_the_framework_left_ok_under_a
     assert [(c.name, c.error) for c in run.tool_calls] == [(qualified, True)]
 
 
+def test_an_mcp_span_known_by_its_name_alone_is_a_layer_of_the_call_and_says_it_failed() -> None:
+    """An instrumentation that names the span `tools/call <tool>` and writes its own keys (`mcp.tool.name`,
+    `mcp.request.id`, `mcp.tool.result.is_error`) but not the method attribute."""
+
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [asks(("c1", "lookup_order"))], "tool_calls")
+            layer = app.start_as_current_span("tools/call lookup_order", kind=SpanKind.CLIENT)
+            with execute(app, "lookup_order", "c1", "no order A1"), layer as client:
+                client.set_attributes({"mcp.tool.name": "lookup_order", "mcp.request.id": "4"})
+                client.set_attribute("mcp.tool.result.is_error", True)
+            chat(app, [user(), asks(("c1", "lookup_order")), told("c1", "no order A1")], [says("Sorry.")], "stop")
+
+    run = the_run(build)
+    assert [(c.name, c.witnesses, c.error) for c in run.tool_calls] == [
+        ("lookup_order", ["request", "execution"], True)
+    ]
+
+
 def test_the_server_s_span_of_one_json_rpc_request_is_the_same_call_wherever_it_hangs() -> None:
     """The server's span arrives under the session's stream, opened when the agent started, not under the
     client's span: the same JSON-RPC request of the same MCP session still makes it the same call."""

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from otelgrade.rebuild.facts import ToolFacts
+from otelgrade.rebuild.span_readers import first
 from otelgrade.rebuild.tree import Tree
 from otelgrade.spans import Span
 
@@ -23,7 +24,7 @@ _WORDS = re.compile(r"[a-z0-9]+")
 
 Execution = tuple[Span, ToolFacts]
 V = TypeVar("V")
-_RPC_ID = "jsonrpc.request.id"
+_RPC_IDS = ("jsonrpc.request.id", "mcp.request.id")
 _SESSION = "mcp.session.id"
 
 
@@ -69,7 +70,7 @@ def _shared_ids(executions: list[Execution]) -> list[list[int]]:
     for e, (span, facts) in enumerate(executions):
         if facts.call_id:
             by_id.setdefault(("call", facts.call_id), []).append(e)
-        request = span.attributes.get(_RPC_ID)
+        request = first(span.attributes, *_RPC_IDS)
         if request is not None:
             session = str(span.attributes.get(_SESSION, ""))
             by_id.setdefault(("rpc", session, str(request), tool_key(facts.name)), []).append(e)
