@@ -316,9 +316,24 @@ def test_a_gemini_function_response_of_an_error_told_to_the_model_fails_the_call
     assert call.error
 
 
-def test_an_error_text_the_next_request_tells_the_model_fails_a_tool_span_left_ok() -> None:
-    (call,) = the_run(one_tool("Error: order A1 not found", "Error: order A1 not found")).tool_calls
+@pytest.mark.parametrize(
+    "told_text",
+    [
+        "Error: order A1 not found",
+        "Error executing tool lookup_order: order A1 not found",
+        "An error occurred while running the tool. Please try again. Error: order A1 not found",
+        "LookupError: order A1",
+    ],
+)
+def test_an_error_text_the_next_request_tells_the_model_fails_a_tool_span_left_ok(told_text: str) -> None:
+    (call,) = the_run(one_tool(told_text, told_text)).tool_calls
     assert call.error
+
+
+def test_a_result_that_merely_speaks_of_errors_is_a_result() -> None:
+    text = "Errors on order A1: none. Exceptional delivery booked."
+    (call,) = the_run(one_tool(text, text)).tool_calls
+    assert not call.error
 
 
 def test_data_that_merely_has_an_error_field_is_a_result() -> None:

@@ -4,10 +4,16 @@ is `{"error": ...}`. (Text such as `Error: ...` is a failure only where the mode
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from otelgrade.rebuild.messages import Message, loads
 
+# How a failure is told to the model in text: `Error: ...`, `Error executing tool ...`, `An error occurred ...`, an
+# exception's qualified name (`ValueError: ...`, `KeyError('x')`) or a traceback.
+_TOLD_FAILED = re.compile(
+    r"\s*(?:(?i:(?:an\s+)?(?:error|exception)\b)|[\w.]*(?:Error|Exception)\s*[:(]|(?i:traceback \(most recent call))"
+)
 # Keys beside `error` in a response that is only an error report (a code, a message, a kind): any other key means
 # the tool returned data that merely has an `error` field.
 _ERROR_REPORT = frozenset({"error", "code", "message", "details", "type", "status", "error_type", "errorType"})
@@ -31,7 +37,9 @@ def says_failed(result: Any) -> bool:
 
 def failed_results(messages: list[Message]) -> set[str]:
     """The call ids whose tool message tells the model the call failed: marked so (`error: true`, from an
-    `is_error` block), a failure report (`says_failed`), or text that opens with `Error:` as tool loops write it."""
+    `is_error` block), a failure report (`says_failed`), or text that opens by saying so, as tool loops and
+    frameworks write a failure for the model (`Error: ...`, `Error executing tool ...`, `An error occurred ...`,
+    an exception's name or traceback)."""
     return {
         str(m["tool_call_id"])
         for m in messages
@@ -39,7 +47,7 @@ def failed_results(messages: list[Message]) -> set[str]:
         and m.get("tool_call_id")
         and (
             m.get("error") is True
-            or str(m.get("content") or "")[:6].lower() == "error:"
+            or _TOLD_FAILED.match(str(m.get("content") or "")[:40]) is not None
             or says_failed(m.get("content"))
         )
     }
