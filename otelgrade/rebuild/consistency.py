@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from otelgrade.trajectory import PARTS, Disagreement, LLMCall, Trajectory
+from otelgrade.core.trajectory import PARTS, Disagreement, LLMCall, Trajectory
 
 REASONS = (
     "requested_vs_executed",

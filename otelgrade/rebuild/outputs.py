@@ -3,7 +3,7 @@ its agent returned nothing) is no answer: the last model output stands in, else 
 
 from __future__ import annotations
 
-from otelgrade.trajectory import Disagreement
+from otelgrade.core.trajectory import Disagreement
 
 _PLACEHOLDERS = frozenset({"", "none", "null", "undefined", '""', "''"})
 

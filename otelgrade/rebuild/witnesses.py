@@ -14,10 +14,10 @@ import re
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild.facts import ToolFacts
 from otelgrade.rebuild.span_readers import first
 from otelgrade.rebuild.tree import Tree
-from otelgrade.spans import Span
 
 _QUALIFIERS = re.compile(r"__|[./:]")
 _WORDS = re.compile(r"[a-z0-9]+")

@@ -10,12 +10,12 @@ framework's tool span above it and the server's below are the same call (`witnes
 
 from __future__ import annotations
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts, ToolFacts
 from otelgrade.rebuild.span_readers import first, is_error, name_after, text
 from otelgrade.rebuild.tool_errors import says_failed
-from otelgrade.spans import Span
 
 _METHOD = "mcp.method.name"
 TOOLS_CALL = "tools/call"
