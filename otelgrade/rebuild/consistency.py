@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 from otelgrade.core.trajectory import PARTS, Disagreement, LLMCall, Trajectory
 
@@ -54,11 +55,14 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
     if "tool_calls" in run.lacks:
         return []
     out = []
-    asked = [c for c in run.tool_calls if "request" in c.witnesses]
-    ran = [c for c in run.tool_calls if "execution" in c.witnesses]
-    if asked and ran:
-        lone_asks = [c.name for c in asked if c.witnesses == ["request"] and not c.error]
-        lone_runs = [c.name for c in ran if c.witnesses == ["execution"]]
+    calls = run.tool_calls
+    if (
+        len(calls) > 1
+        and any("request" in c.witnesses for c in calls)
+        and any("execution" in c.witnesses for c in calls)
+    ):
+        lone_asks = [c.name for c in calls if c.witnesses == ["request"] and not c.error]
+        lone_runs = [c.name for c in calls if c.witnesses == ["execution"]]
         if lone_asks or lone_runs:
             said = []
             if lone_asks:
@@ -66,11 +70,12 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
             if lone_runs:
                 said.append(f"executed and never asked for: {', '.join(lone_runs)}")
             out.append(_tool_calls_uncertain("requested_vs_executed", "; ".join(said)))
-    seen = {c.step for c in run.tool_calls} | {h.step for h in run.handoffs}
+    seen = {c.step for c in calls} | {h.step for h in run.handoffs}
     announced = [
         call.step
         for call in run.llm_calls
-        if (call.finish_reason or "").lower().replace("-", "_") in _TOOL_FINISH
+        if call.finish_reason
+        and _announces_tools(call.finish_reason)
         and call.step not in seen
         and not _asks_for_tools(call)
     ]
@@ -88,6 +93,12 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
         detail = f"the model was called again after step {steps}, continuing its conversation, with no call seen"
         out.append(_tool_calls_uncertain("continued_without_calls", detail))
     return out
+
+
+@cache
+def _announces_tools(finish_reason: str) -> bool:
+    """A finish reason that says the response ended for tool calls, in any provider's spelling."""
+    return finish_reason.lower().replace("-", "_") in _TOOL_FINISH
 
 
 def _asks_for_tools(call: LLMCall) -> bool:
