@@ -26,6 +26,7 @@ from otelgrade.core.trajectory import Trajectory
 from otelgrade.intake.decode import decode_traces
 from otelgrade.pipeline import Pipeline
 from otelgrade.rebuild import rebuild
+from otelgrade.rebuild.explain import explain_trace
 from tests.grade.test_grading import ListSink
 
 QUESTION = "Where is my order A1?"
@@ -192,6 +193,10 @@ def test_a_tool_served_by_an_mcp_server_is_one_call_however_many_layers_show_it(
     named = {s.span_id: s.name for s in spans}
     assert named[run.tool_calls[0].span_id or ""] == "execute_tool lookup_order"  # the outermost layer
     assert not run.disagreements
+    _, readings = explain_trace(spans)  # what `otelgrade inspect` shows of the other layers
+    layers = [(r.name, r.role) for r in readings if r.name == "tools/call lookup_order"]
+    assert layers == [("tools/call lookup_order", "merged")] * 2
+    assert all("the same call as `lookup_order`" in r.why for r in readings if r.name.startswith("tools/call"))
 
 
 def test_with_content_off_the_layers_of_one_call_still_make_one_call() -> None:
