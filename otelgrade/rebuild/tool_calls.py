@@ -107,10 +107,17 @@ def tool_calls(
         if candidates:
             matched[r] = candidates[0]
             used.add(candidates[0])
-    match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name and _same_args(c.arguments, f.arguments))
-    match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name)
-    match(lambda c, f: not (c.call_id and f.call_id) and _spelling(c.name) == _spelling(f.name))
-    match(lambda c, f: not (c.call_id and f.call_id) and tool_key(c.name) == tool_key(f.name))
+    # Two ids tell calls apart only when they come from one id space: where no request's id is any execution's
+    # (a framework that numbers its executions itself), the ids say nothing and names decide.
+    apart = not matched and bool(by_id) and any(call.call_id for _, _, call in requested)
+
+    def free(c: RequestedCall, f: ToolFacts) -> bool:
+        return apart or not (c.call_id and f.call_id)
+
+    match(lambda c, f: free(c, f) and c.name == f.name and _same_args(c.arguments, f.arguments))
+    match(lambda c, f: free(c, f) and c.name == f.name)
+    match(lambda c, f: free(c, f) and _spelling(c.name) == _spelling(f.name))
+    match(lambda c, f: free(c, f) and tool_key(c.name) == tool_key(f.name))
 
     results = _conversation_results(steps)
     failures = {call_id for step in steps for call_id in failed_results(step.facts.input_messages)}

@@ -273,6 +273,23 @@ def test_executions_sharing_a_call_id_are_one_call_and_separate_calls_stay_separ
     ]
 
 
+def test_a_framework_that_numbers_its_executions_itself_still_meets_the_model_s_requests() -> None:
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [asks(("call_9Xf", "lookup_order"), ("call_2Kq", "track_parcel"))], "tool_calls")
+            for number, name in enumerate(("lookup_order", "track_parcel")):
+                with execute(app, name, f"exec-{number}", "ok"):
+                    pass
+            chat(app, [user()], [says("Shipped and on its way.")], "stop")
+
+    run = the_run(build)
+    assert [(c.name, c.call_id, c.witnesses) for c in run.tool_calls] == [
+        ("lookup_order", "call_9Xf", ["request", "execution"]),
+        ("track_parcel", "call_2Kq", ["request", "execution"]),
+    ]
+    assert not run.disagreements
+
+
 def test_a_different_tool_run_inside_a_tool_is_a_call_of_its_own() -> None:
     def build(app: Tracer, server: Tracer) -> None:
         with agent(app):
