@@ -222,6 +222,8 @@ def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str
                 out.write(
                     f"  not in the trace: {', '.join(trajectory.lacks)} (graders that need them answer skipped)\n"
                 )
+            for disagreement in trajectory.disagreements:
+                out.write(f"  witnesses disagree: {disagreement.describe()}\n")
     if count == 0:
         raise InputError(f"no agent runs found in {' '.join(inputs)}")
     return EXIT_OK

@@ -46,6 +46,10 @@ def test_a_response_that_ended_for_tool_calls_none_shows_is_never_passed(tmp_pat
         [sys.executable, "-m", "otelgrade", "inspect", str(trace_file)], capture_output=True, text=True, timeout=60
     )
     assert "witnesses disagree: finish_reason_without_calls" in shown.stdout, shown.stdout + shown.stderr
+    listed = subprocess.run(
+        [sys.executable, "-m", "otelgrade", "trajectories", str(trace_file)], capture_output=True, text=True, timeout=60
+    )
+    assert "witnesses disagree: finish_reason_without_calls: model call(s) at step 1" in listed.stdout
 
 
 def test_a_conversation_with_such_a_turn_is_skipped_for_the_same_reason() -> None:
