@@ -47,7 +47,10 @@ def test_a_response_that_ended_for_tool_calls_none_shows_is_never_passed(tmp_pat
     )
     assert "witnesses disagree: finish_reason_without_calls" in shown.stdout, shown.stdout + shown.stderr
     listed = subprocess.run(
-        [sys.executable, "-m", "otelgrade", "trajectories", str(trace_file)], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "otelgrade", "trajectories", "--format", "text", str(trace_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert "witnesses disagree: finish_reason_without_calls: model call(s) at step 1" in listed.stdout
 
