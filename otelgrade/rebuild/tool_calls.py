@@ -120,7 +120,7 @@ def tool_calls(
     match(lambda c, f: free(c, f) and tool_key(c.name) == tool_key(f.name))
 
     results = _conversation_results(steps)
-    failures = {call_id for step in steps for call_id in failed_results(step.facts.input_messages)}
+    failures = failed_results(step.facts.input_messages for step in steps)
     ordered: list[tuple[tuple[int, int, int, int], ToolCall]] = []
     for r, (step, i, call) in enumerate(requested):
         execution = executions[matched[r]] if r in matched else None

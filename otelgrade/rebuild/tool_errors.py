@@ -5,6 +5,7 @@ is `{"error": ...}`. (Text such as `Error: ...` is a failure only where the mode
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from otelgrade.rebuild.messages import Message, loads
@@ -35,19 +36,21 @@ def says_failed(result: Any) -> bool:
     return bool(result.get("error")) and set(result) <= _ERROR_REPORT
 
 
-def failed_results(messages: list[Message]) -> set[str]:
-    """The call ids whose tool message tells the model the call failed: marked so (`error: true`, from an
+def failed_results(conversations: Iterable[list[Message]]) -> set[str]:
+    """The call ids whose tool message tells the model the call failed, in any of `conversations` (each model
+    request's messages; a history sent again is read once per call id): marked so (`error: true`, from an
     `is_error` block), a failure report (`says_failed`), or text that opens by saying so, as tool loops and
     frameworks write a failure for the model (`Error: ...`, `Error executing tool ...`, `An error occurred ...`,
     an exception's name or traceback)."""
+    told: dict[str, Message] = {}
+    for messages in conversations:
+        for m in messages:
+            if m.get("role") == "tool" and m.get("tool_call_id"):
+                told.setdefault(str(m["tool_call_id"]), m)
     return {
-        str(m["tool_call_id"])
-        for m in messages
-        if m.get("role") == "tool"
-        and m.get("tool_call_id")
-        and (
-            m.get("error") is True
-            or _TOLD_FAILED.match(str(m.get("content") or "")[:40]) is not None
-            or says_failed(m.get("content"))
-        )
+        call_id
+        for call_id, m in told.items()
+        if m.get("error") is True
+        or _TOLD_FAILED.match(str(m.get("content") or "")[:40]) is not None
+        or says_failed(m.get("content"))
     }

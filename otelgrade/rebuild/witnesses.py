@@ -16,7 +16,6 @@ from typing import TypeVar
 
 from otelgrade.core.spans import Span
 from otelgrade.rebuild.facts import ToolFacts
-from otelgrade.rebuild.span_readers import first
 from otelgrade.rebuild.tree import Tree
 
 _QUALIFIERS = re.compile(r"__|[./:]")
@@ -24,7 +23,7 @@ _WORDS = re.compile(r"[a-z0-9]+")
 
 Execution = tuple[Span, ToolFacts]
 V = TypeVar("V")
-_RPC_IDS = ("jsonrpc.request.id", "mcp.request.id")
+_RPC_ID, _MCP_REQUEST_ID = "jsonrpc.request.id", "mcp.request.id"
 _SESSION = "mcp.session.id"
 
 
@@ -66,14 +65,14 @@ def nearest_above(tree: Tree, marked: Mapping[str, V]) -> Callable[[str], V | No
 def _shared_ids(executions: list[Execution]) -> list[list[int]]:
     """Executions that carry the same call id, or the same JSON-RPC request of one MCP session for the same tool
     (the protocol client's and server's spans of one request, wherever the server's span hangs)."""
-    by_id: dict[tuple[str, ...], list[int]] = {}
+    by_id: dict[object, list[int]] = {}
     for e, (span, facts) in enumerate(executions):
         if facts.call_id:
-            by_id.setdefault(("call", facts.call_id), []).append(e)
-        request = first(span.attributes, *_RPC_IDS)
+            by_id.setdefault(facts.call_id, []).append(e)
+        attrs = span.attributes
+        request = attrs.get(_RPC_ID, attrs.get(_MCP_REQUEST_ID))
         if request is not None:
-            session = str(span.attributes.get(_SESSION, ""))
-            by_id.setdefault(("rpc", session, str(request), tool_key(facts.name)), []).append(e)
+            by_id.setdefault((attrs.get(_SESSION), str(request), tool_key(facts.name)), []).append(e)
     return [group for group in by_id.values() if len(group) > 1]
 
 
