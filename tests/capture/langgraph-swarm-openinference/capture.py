@@ -117,7 +117,10 @@ def handoffs(messages) -> list[dict[str, str]]:
     """The control transfers the swarm made, in order: each handoff tool's message, from the agent whose
     model asked for that call."""
     asked_by = {
-        call["id"]: message.name for message in messages if isinstance(message, AIMessage) for call in message.tool_calls
+        call["id"]: message.name
+        for message in messages
+        if isinstance(message, AIMessage)
+        for call in message.tool_calls
     }
     return [
         {"from": asked_by[message.tool_call_id], "to": HANDOFFS[message.name]}

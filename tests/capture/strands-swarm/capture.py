@@ -15,6 +15,7 @@ tools), and the handoffs: consecutive agents of the swarm's own node history.
 import asyncio
 import os
 from collections import Counter
+from itertools import pairwise
 
 from client import Scenario, text, tool
 from opentelemetry import trace
@@ -107,7 +108,7 @@ async def run(request: str) -> None:
         history, output, status = [], None, "error"
     s.finish(output, status, sum(model_calls.values()))
     truth.update(
-        handoffs=[{"from": a, "to": b} for a, b in zip(history, history[1:])],
+        handoffs=[{"from": a, "to": b} for a, b in pairwise(history)],
         nested_runs_allowed=True,
         note="The request run is the swarm's, with every agent's model and tool calls; model calls per agent: "
         + ", ".join(f"{name} {n}" for name, n in model_calls.items())
