@@ -11,13 +11,24 @@ every agent's model calls and non-transfer tool calls in the order they started 
 first, its agent's calls after it), and the handoffs. It comes from the SDK's own RunHooks (given to the
 runner and to the agent tool's nested run) and from what the tools received and returned, never from
 the spans; each agent's own run is described in the note.
+
+Run as ../openai-agents-otel-contrib/capture.py (CONTRIB=True), the same requests are traced by the
+OpenTelemetry contrib package opentelemetry-instrumentation-openai-agents-v2 instead (same module path).
 """
 
 import asyncio
 import json
 from collections import Counter
 
-from agents import Agent, OpenAIChatCompletionsModel, RunHooks, Runner, function_tool, handoff
+from agents import (
+    Agent,
+    OpenAIChatCompletionsModel,
+    RunHooks,
+    Runner,
+    function_tool,
+    handoff,
+    set_trace_processors,
+)
 from client import Scenario, text, tool
 from openai import AsyncOpenAI
 from opentelemetry import trace
@@ -30,8 +41,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 provider = TracerProvider(resource=Resource.create({"service.name": "hotel-desk"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
-# replace the SDK's own processor, which would send the traces to OpenAI
-OpenAIAgentsInstrumentor(replace_existing_processors=True).instrument(tracer_provider=provider)
+if globals().get("CONTRIB", False):  # the OTel contrib package, same module path, in its own environment
+    set_trace_processors([])  # drop the SDK's own processor, which would send the traces to OpenAI
+    OpenAIAgentsInstrumentor().instrument(tracer_provider=provider)
+else:  # Traceloop's, replacing the SDK's own processor
+    OpenAIAgentsInstrumentor(replace_existing_processors=True).instrument(tracer_provider=provider)
 tracer = trace.get_tracer("hotel-desk")
 model = OpenAIChatCompletionsModel(model="gpt-4o-mini", openai_client=AsyncOpenAI())
 s: Scenario  # the scenario being captured; the tools record into its request run
