@@ -7,7 +7,9 @@ anything); bookings has find_hotels and reserve_room, billing refund_payment (fa
 The workflow stops once an agent answers with text. Agent Framework instruments itself (on by default)
 through the global OpenTelemetry providers, set here to SDK providers exporting OTLP/HTTP protobuf
 (traces, and log records); message content is turned on the documented way, ENABLE_SENSITIVE_DATA=true.
-Each request is wrapped in a `handle_request` span.
+Each request is wrapped in a `handle_request` span. Run as ../agent-framework-handoff-default/capture.py
+(DEFAULT_SETTINGS=True), sensitive data stays off, and every run's ground truth lists in `lacks` what that
+trace cannot carry.
 
 The ground truth is the request run of the workflow: the user's request, the last agent's answer, every
 agent's model calls (counted by a chat middleware on each agent) and tool calls (recorded by the tools),
@@ -17,7 +19,9 @@ and the handoffs, taken from the workflow's own `handoff_sent` events.
 import asyncio
 import os
 
-os.environ["ENABLE_SENSITIVE_DATA"] = "true"
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)
+if not DEFAULT_SETTINGS:
+    os.environ["ENABLE_SENSITIVE_DATA"] = "true"
 
 from agent_framework import Agent, chat_middleware
 from agent_framework.openai import OpenAIChatCompletionClient
@@ -43,6 +47,7 @@ tracer = trace.get_tracer("hotel-desk")
 
 s: Scenario  # the scenario being captured; the tools record into its request run
 CALLS: dict[str, int] = {}  # model calls each agent made, counted by its chat middleware
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what the default trace cannot carry
 
 
 def find_hotels(city: str) -> str:
@@ -123,7 +128,7 @@ async def run(request: str) -> None:
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {exc}")
         output, status, handoffs = None, "error", []
-    s.finish(output, status, sum(CALLS.values()))
+    s.finish(output, status, sum(CALLS.values()), lacks=LACKS if DEFAULT_SETTINGS else None)
     truth.update(
         handoffs=handoffs,
         nested_runs_allowed=True,
