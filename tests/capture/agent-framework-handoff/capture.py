@@ -23,18 +23,18 @@ DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)
 if not DEFAULT_SETTINGS:
     os.environ["ENABLE_SENSITIVE_DATA"] = "true"
 
-from agent_framework import Agent, chat_middleware
-from agent_framework.openai import OpenAIChatCompletionClient
-from agent_framework_orchestrations import HandoffBuilder
-from client import Scenario, text, tool
-from opentelemetry import _logs, trace
-from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from agent_framework import Agent, chat_middleware  # noqa: E402
+from agent_framework.openai import OpenAIChatCompletionClient  # noqa: E402
+from agent_framework_orchestrations import HandoffBuilder  # noqa: E402
+from client import Scenario, text, tool  # noqa: E402
+from opentelemetry import _logs, trace  # noqa: E402
+from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter  # noqa: E402
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
+from opentelemetry.sdk._logs import LoggerProvider  # noqa: E402
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor  # noqa: E402
+from opentelemetry.sdk.resources import Resource  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 
 resource = Resource.create({"service.name": "hotel-desk"})
 provider = TracerProvider(resource=resource)
