@@ -8,7 +8,8 @@ front_desk speaks first, then the desk the selector picks, and the chat ends aft
 (`MaxMessageTermination(3)`: the task and two agents' messages). autogen-core traces to the global
 TracerProvider without content; its structured events (`autogen_core.events`: LLMCallEvent,
 ToolCallEvent) go through an OTel LoggingHandler as OTLP log records. Each request is wrapped in a
-`handle_request` span.
+`handle_request` span. Run as ../autogen-selector-default/capture.py (DEFAULT_SETTINGS=True), only the
+spans are exported, and every run's ground truth lists in `lacks` what spans alone cannot carry.
 
 The ground truth is the request run of the team: the user's request, the last agent's answer, every model
 call made for it (the selector's and the agents', counted at the HTTP client, a retry not counted again),
@@ -43,14 +44,17 @@ resource = Resource.create({"service.name": "hotel-desk"})
 provider = TracerProvider(resource=resource)
 provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)  # autogen-core traces to the global provider
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # spans only: the event logger is not exported
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results", "llm_calls"]  # what spans alone lack
 logs = LoggerProvider(resource=resource)
-logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
-set_logger_provider(logs)
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    events = logging.getLogger(EVENT_LOGGER_NAME)
-    events.addHandler(LoggingHandler(logger_provider=logs))
-    events.setLevel(logging.INFO)
+if not DEFAULT_SETTINGS:
+    logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+    set_logger_provider(logs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        events = logging.getLogger(EVENT_LOGGER_NAME)
+        events.addHandler(LoggingHandler(logger_provider=logs))
+        events.setLevel(logging.INFO)
 tracer = trace.get_tracer("hotel-desk")
 warnings.filterwarnings("ignore", "Resolved model mismatch")  # the scripted model echoes the requested name
 
@@ -140,7 +144,7 @@ async def run(request: str) -> None:
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {exc}")
         speakers, output, status = [], None, "error"
-    s.finish(output, status, calls["model"])
+    s.finish(output, status, calls["model"], lacks=LACKS if DEFAULT_SETTINGS else None)
     truth.update(
         handoffs=[{"from": a, "to": b} for a, b in pairwise(speakers) if a != b],
         nested_runs_allowed=True,
