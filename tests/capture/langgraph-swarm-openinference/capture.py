@@ -7,7 +7,8 @@ reserve_room) with `escalate_to_billing`, billing (refund_payment, which fails, 
 agent that received it; the library's handoff tool answers without a model call. The agents run on
 `ChatOpenAI` (Chat Completions against OPENAI_BASE_URL); their tool nodes turn a tool's exception into an
 error message for the model (`handle_tool_errors=True`). Each request is wrapped in a `handle_request`
-span.
+span. Run as ../langgraph-swarm-openlit/capture.py (INSTRUMENTATION="openlit"), the same swarm is traced by
+OpenLIT (`openlit.init`, content on by default) instead.
 
 The ground truth is the request run of the swarm graph (`hotel_swarm`): the user's request, the last
 answer, every agent's model calls (counted by a callback on each agent's model) and tool calls
@@ -15,6 +16,7 @@ answer, every agent's model calls (counted by a callback on each agent's model) 
 message, from the agent whose model asked for it to the tool's destination.
 """
 
+import os
 from collections import Counter
 
 from client import Scenario, text, tool
@@ -24,18 +26,43 @@ from langchain_core.tools import tool as lc_tool
 from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import ToolNode, create_react_agent
 from langgraph_swarm import create_handoff_tool, create_swarm
-from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-provider = TracerProvider(resource=Resource.create({"service.name": "hotel-desk"}))
-provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-trace.set_tracer_provider(provider)
-LangChainInstrumentor().instrument(tracer_provider=provider)
+INSTRUMENTATION = globals().get("INSTRUMENTATION", "openinference")
+if INSTRUMENTATION == "openlit":
+    import openlit
+
+    openlit.init(
+        otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
+        application_name="hotel-desk",
+        service_name="hotel-desk",
+        disable_batch=True,
+        disable_metrics=True,  # the harness records traces and logs only
+        disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
+    )
+else:
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "hotel-desk"}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    LangChainInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("hotel-desk")
+
+
+def flush() -> None:
+    """Send every span (and log record) the instrumentation holds before the scenario closes."""
+    trace.get_tracer_provider().force_flush()
+    from opentelemetry._logs import get_logger_provider
+
+    logs = get_logger_provider()
+    if hasattr(logs, "force_flush"):
+        logs.force_flush()
+
 
 s: Scenario  # the scenario being captured; the tools record into its request run
 model_calls: Counter[str] = Counter()  # model calls per agent in the current request
@@ -99,18 +126,21 @@ AGENTS = {
     "bookings": ([find_hotels, reserve_room, handoff("escalate_to_billing")], "You find and reserve hotels."),
     "billing": ([refund_payment, delete_account, handoff("back_to_front_desk")], "You handle refunds and accounts."),
 }
-swarm = create_swarm(
-    [
-        create_react_agent(
-            ChatOpenAI(model="gpt-4o-mini", callbacks=[CountCalls(name)]),
-            ToolNode(tools, handle_tool_errors=True),
-            prompt=prompt,
-            name=name,
-        )
-        for name, (tools, prompt) in AGENTS.items()
-    ],
-    default_active_agent="front_desk",
-).compile(name=SWARM)
+
+
+def build_swarm():
+    return create_swarm(
+        [
+            create_react_agent(
+                ChatOpenAI(model="gpt-4o-mini", callbacks=[CountCalls(name)]),
+                ToolNode(tools, handle_tool_errors=True),
+                prompt=prompt,
+                name=name,
+            )
+            for name, (tools, prompt) in AGENTS.items()
+        ],
+        default_active_agent="front_desk",
+    ).compile(name=SWARM)
 
 
 def handoffs(messages) -> list[dict[str, str]]:
@@ -173,8 +203,17 @@ SCENARIOS = {
     ),
 }
 
+# The service builds its swarm once, at start-up; OpenLIT traces the construction (add_node, compile) in traces
+# of their own, which hold no run.
+if INSTRUMENTATION == "openlit":
+    with Scenario("startup", [], note="graph construction at service start-up: no model call, no run") as s:
+        swarm = build_swarm()
+        flush()
+else:
+    swarm = build_swarm()
+
 for scenario, (request, replies) in SCENARIOS.items():
     with Scenario(scenario, replies, nested_runs_allowed=True) as s:
         with tracer.start_as_current_span("handle_request"):
             run_request(request)
-        provider.force_flush()
+        flush()
