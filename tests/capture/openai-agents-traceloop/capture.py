@@ -4,7 +4,8 @@ Each scenario is one request (one `Runner.run` inside a `handle_request` span) s
 whose transfer tools carry names of their own: `concierge` hands over with `handoff(...,
 tool_name_override=...)` (`escalate_to_billing`, `route_to_accounts`, `route_to_planning`), and `planner`
 calls `researcher` as a tool (`researcher.as_tool(tool_name="ask_researcher")`). The tools are hotel,
-refund and account tools; `refund_payment` fails.
+refund and account tools; `refund_payment` fails, and in `planner_failure` the model backend fails after
+planner's first tool call (the request fails).
 
 The ground truth is the request run: the entry agent, the user's request, the answer the user got,
 every agent's model calls and non-transfer tool calls in the order they started (the agent tool's call
@@ -29,7 +30,7 @@ from agents import (
     handoff,
     set_trace_processors,
 )
-from client import Scenario, text, tool
+from client import Scenario, failure, text, tool
 from openai import AsyncOpenAI
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -210,6 +211,15 @@ SCENARIOS = {
             text("H-77 Hotel Lumiere, 140 EUR a night."),
             tool("reserve_room", {"hotel_id": "H-77", "nights": 3}),
             text(RESERVED),
+        ],
+    ),
+    "planner_failure": (
+        "concierge",
+        STAY,
+        [
+            tool("route_to_planning", {}),
+            tool("reserve_room", {"hotel_id": "H-77", "nights": 3}),
+            failure(500, "model backend unavailable"),
         ],
     ),
 }
