@@ -9,15 +9,15 @@ model at OPENAI_BASE_URL. Message content is on by default (span events). Each r
 
 The ground truth is the request run of the swarm: the user's request, the last agent's answer, every
 agent's model calls (counted by each agent's BeforeModelCallEvent hook) and tool calls (recorded by the
-tools), and the handoffs: consecutive agents of the swarm's own node history.
+tools), and the handoffs, from the swarm's own handoff events. In `bookings_failure` the model backend fails
+during bookings' turn: the swarm reports the request failed.
 """
 
 import asyncio
 import os
 from collections import Counter
-from itertools import pairwise
 
-from client import Scenario, text, tool
+from client import Scenario, failure, text, tool
 from opentelemetry import trace
 from strands import Agent
 from strands import tool as strands_tool
@@ -97,22 +97,26 @@ def swarm() -> Swarm:
 async def run(request: str) -> None:
     truth = s.run("front_desk", request)
     model_calls.clear()
-    try:
-        result = await swarm().invoke_async(request)
-        history = [node.node_id for node in result.node_history]
+    handoffs, result = [], None
+    async for event in swarm().stream_async(request):
+        if event.get("type") == "multiagent_handoff":
+            handoffs += [{"from": a, "to": b} for a in event["from_node_ids"] for b in event["to_node_ids"]]
+        elif event.get("type") == "multiagent_result":
+            result = event["result"]
+    history = [node.node_id for node in result.node_history]
+    if result.status.value == "completed":
         last = result.results[history[-1]].result
-        output = "".join(block["text"] for block in last.message["content"] if "text" in block)
-        status = "ok" if result.status.value == "completed" else "error"
-    except Exception as exc:
-        print(f"   run failed: {type(exc).__name__}: {exc}")
-        history, output, status = [], None, "error"
+        output, status = "".join(block["text"] for block in last.message["content"] if "text" in block), "ok"
+    else:  # a node failed: the swarm reports it failed, with no answer
+        print(f"   swarm {result.status.value}: {[(n, str(r.result)[:80]) for n, r in result.results.items()]}")
+        output, status = None, "error"
     s.finish(output, status, sum(model_calls.values()))
     truth.update(
-        handoffs=[{"from": a, "to": b} for a, b in pairwise(history)],
+        handoffs=handoffs,
         nested_runs_allowed=True,
         note="The request run is the swarm's, with every agent's model and tool calls; model calls per agent: "
         + ", ".join(f"{name} {n}" for name, n in model_calls.items())
-        + f"; the swarm's node history: {history}.",
+        + f"; the agents that completed their turn: {history}.",
     )
 
 
@@ -150,6 +154,15 @@ SCENARIOS = {
             text("Handing you over to billing."),
             tool("delete_account", {"user_id": "42"}),
             text("Your account 42 has been closed."),
+        ],
+    ),
+    "bookings_failure": (
+        "Reserve H-77 for 3 nights.",
+        [
+            hand("bookings", "Reserve H-77 for 3 nights."),
+            text("Handing you over to bookings."),
+            tool("reserve_room", {"hotel_id": "H-77", "nights": 3}),
+            failure(500, "model backend unavailable"),
         ],
     ),
 }
