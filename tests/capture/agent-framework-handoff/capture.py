@@ -13,11 +13,14 @@ trace cannot carry.
 
 The ground truth is the request run of the workflow: the user's request, the last agent's answer, every
 agent's model calls (counted by a chat middleware on each agent) and tool calls (recorded by the tools),
-and the handoffs, taken from the workflow's own `handoff_sent` events.
+and the handoffs: the agents in the order their models were first called (control moves only by handoff,
+checked against the workflow's own `handoff_sent` events where the workflow returns; in `bookings_failure` the
+model backend fails during bookings' turn and the workflow raises).
 """
 
 import asyncio
 import os
+from itertools import pairwise
 
 DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)
 if not DEFAULT_SETTINGS:
@@ -26,7 +29,7 @@ if not DEFAULT_SETTINGS:
 from agent_framework import Agent, chat_middleware  # noqa: E402
 from agent_framework.openai import OpenAIChatCompletionClient  # noqa: E402
 from agent_framework_orchestrations import HandoffBuilder  # noqa: E402
-from client import Scenario, text, tool  # noqa: E402
+from client import Scenario, failure, text, tool  # noqa: E402
 from opentelemetry import _logs, trace  # noqa: E402
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter  # noqa: E402
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
@@ -80,7 +83,7 @@ def delete_account(user_id: str) -> str:
 def counter(agent_name: str):
     @chat_middleware
     async def count(context, call_next):
-        CALLS[agent_name] = CALLS.get(agent_name, 0) + 1
+        CALLS[agent_name] = CALLS.get(agent_name, 0) + 1  # dicts keep the order agents first acted in
         await call_next()
 
     return count
@@ -124,10 +127,14 @@ async def run(request: str) -> None:
         events = await workflow().run(request)
         outputs = events.get_outputs()
         output, status = outputs[-1].text if outputs else None, "ok"
-        handoffs = [{"from": e.data.source, "to": e.data.target} for e in events if e.type == "handoff_sent"]
+        sent = [{"from": e.data.source, "to": e.data.target} for e in events if e.type == "handoff_sent"]
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {exc}")
-        output, status, handoffs = None, "error", []
+        output, status, sent = None, "error", None
+    # control moves only by handoff (each agent here acts once): the agents in the order their models were
+    # first called, the same as the workflow's handoff_sent events when the workflow returns them
+    handoffs = [{"from": a, "to": b} for a, b in pairwise(CALLS)]
+    assert sent is None or sent == handoffs, (sent, handoffs)
     s.finish(output, status, sum(CALLS.values()), lacks=LACKS if DEFAULT_SETTINGS else None)
     truth.update(
         handoffs=handoffs,
@@ -163,6 +170,14 @@ SCENARIOS = {
             tool("handoff_to_billing", {}),
             tool("delete_account", {"user_id": "42"}),
             text("Your account 42 has been closed."),
+        ],
+    ),
+    "bookings_failure": (
+        "Reserve H-77 for 3 nights.",
+        [
+            tool("handoff_to_bookings", {}),
+            tool("reserve_room", {"hotel_id": "H-77", "nights": 3}),
+            failure(500, "model backend unavailable"),
         ],
     ),
 }
