@@ -9,14 +9,15 @@ hotel, refund (fails) and account tools. Each request is wrapped in a `handle_re
 The ground truth is the request run of the workflow: the user's request, the last agent's answer, every
 agent's model calls (one `AgentInput` event each) and tool calls (recorded by the tools), and the
 handoffs, taken from the workflow's own events: a `handoff` `ToolCallResult` moves control from the
-agent of the last `AgentInput` to its `to_agent`.
+agent of the last `AgentInput` to its `to_agent`. In `bookings_failure` the model backend fails during
+bookings' turn and the workflow fails.
 """
 
 import asyncio
 import os
 from collections import Counter
 
-from client import Scenario, text, tool
+from client import Scenario, failure, text, tool
 from llama_index.core.agent.workflow import AgentInput, AgentWorkflow, FunctionAgent, ToolCallResult
 from llama_index.core.tools import FunctionTool
 from llama_index.llms.openai_like import OpenAILike
@@ -155,6 +156,14 @@ SCENARIOS = {
             hand("billing", "Account closure."),
             tool("delete_account", {"user_id": "42"}),
             text("Your account 42 has been closed."),
+        ],
+    ),
+    "bookings_failure": (
+        "Reserve H-77 for 3 nights.",
+        [
+            hand("bookings", "The guest wants H-77 for 3 nights."),
+            tool("reserve_room", {"hotel_id": "H-77", "nights": 3}),
+            failure(500, "model backend unavailable"),
         ],
     ),
 }
