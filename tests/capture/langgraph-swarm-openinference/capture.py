@@ -12,14 +12,17 @@ OpenLIT (`openlit.init`, content on by default) instead.
 
 The ground truth is the request run of the swarm graph (`hotel_swarm`): the user's request, the last
 answer, every agent's model calls (counted by a callback on each agent's model) and tool calls
-(recorded by the tools), and the handoffs, read from the graph's final messages: each handoff tool's
-message, from the agent whose model asked for it to the tool's destination.
+(recorded by the tools), and the handoffs: the agents in the order their models were first called (control
+moves only by handoff), checked against the graph's final messages where it returns them (each handoff
+tool's message, from the agent whose model asked for it to the tool's destination). In `bookings_failure`
+the model backend fails during bookings' turn and the graph raises.
 """
 
 import os
 from collections import Counter
+from itertools import pairwise
 
-from client import Scenario, text, tool
+from client import Scenario, failure, text, tool
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool as lc_tool
@@ -162,10 +165,19 @@ def handoffs(messages) -> list[dict[str, str]]:
 def run_request(request: str) -> None:
     request_run = s.run(SWARM, request)
     model_calls.clear()
-    messages = swarm.invoke({"messages": [{"role": "user", "content": request}]})["messages"]
-    s.finish(messages[-1].content, "ok", sum(model_calls.values()))
+    try:
+        messages = swarm.invoke({"messages": [{"role": "user", "content": request}]})["messages"]
+        output, status, told = messages[-1].content, "ok", handoffs(messages)
+    except Exception as exc:
+        print(f"   swarm failed: {type(exc).__name__}: {exc}")
+        output, status, told = None, "error", None
+    # control moves only by handoff (each agent here acts once): the agents in the order their models were first
+    # called, the same as the handoff messages when the graph returns them
+    acted = [{"from": a, "to": b} for a, b in pairwise(model_calls)]
+    assert told is None or told == acted, (told, acted)
+    s.finish(output, status, sum(model_calls.values()))
     request_run.update(
-        handoffs=handoffs(messages),
+        handoffs=acted,
         nested_runs_allowed=True,
         note="The request run is the swarm graph with every agent's model and tool calls; model calls per agent: "
         + ", ".join(f"{name} {n}" for name, n in model_calls.items())
@@ -199,6 +211,14 @@ SCENARIOS = {
             tool("escalate_to_billing", {}),
             tool("delete_account", {"user_id": "42"}),
             text("Your account 42 has been closed."),
+        ],
+    ),
+    "bookings_failure": (
+        "Reserve H-77 for 3 nights.",
+        [
+            tool("route_to_bookings", {}),
+            tool("reserve_room", {"hotel_id": "H-77", "nights": 3}),
+            failure(500, "model backend unavailable"),
         ],
     ),
 }
