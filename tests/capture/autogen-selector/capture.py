@@ -13,8 +13,9 @@ spans are exported, and every run's ground truth lists in `lacks` what spans alo
 
 The ground truth is the request run of the team: the user's request, the last agent's answer, every model
 call made for it (the selector's and the agents', counted at the HTTP client, a retry not counted again),
-the tool calls (recorded by the tools), and the handoffs: each change of speaker the selector made, from
-the team's own message sources.
+the tool calls (recorded by the tools), and the handoffs: each change of speaker, from the agents whose model
+clients were called, in order (checked against the team's own message sources where the team returns). In
+`bookings_failure` the model backend fails during bookings' turn and the team raises.
 """
 
 import asyncio
@@ -29,7 +30,7 @@ from autogen_agentchat.conditions import MaxMessageTermination
 from autogen_agentchat.teams import SelectorGroupChat
 from autogen_core import EVENT_LOGGER_NAME
 from autogen_ext.models.openai import OpenAIChatCompletionClient
-from client import Scenario, text, tool
+from client import Scenario, failure, text, tool
 from opentelemetry import trace
 from opentelemetry._logs import set_logger_provider
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -60,14 +61,15 @@ warnings.filterwarnings("ignore", "Resolved model mismatch")  # the scripted mod
 
 s: Scenario  # the scenario being captured; the tools record into its request run
 calls = {"model": 0}  # model calls of the request in progress
+acted: list[str] = []  # the agent behind each of them ("selector" for the group chat's own)
 
 
-async def _count(request: httpx2.Request) -> None:
-    if request.headers.get("x-stainless-retry-count", "0") == "0":  # a client retry is not another call
-        calls["model"] += 1
+def model(owner: str) -> OpenAIChatCompletionClient:
+    async def count(request: httpx2.Request) -> None:
+        if request.headers.get("x-stainless-retry-count", "0") == "0":  # a client retry is not another call
+            calls["model"] += 1
+            acted.append(owner)
 
-
-def model() -> OpenAIChatCompletionClient:
     return OpenAIChatCompletionClient(
         model="gpt-4o-mini",
         base_url=os.environ["OPENAI_BASE_URL"],
@@ -79,7 +81,7 @@ def model() -> OpenAIChatCompletionClient:
             "family": "gpt-4o",
             "structured_output": True,
         },
-        http_client=httpx2.AsyncClient(event_hooks={"request": [_count]}),
+        http_client=httpx2.AsyncClient(event_hooks={"request": [count]}),
     )
 
 
@@ -113,7 +115,7 @@ def delete_account(user_id: str) -> str:
 def agent(name: str, description: str, tools: list) -> AssistantAgent:
     return AssistantAgent(
         name,
-        model_client=model(),
+        model_client=model(name),
         tools=tools,
         description=description,
         system_message=f"You are the hotel's {name.replace('_', ' ')}. {description}",
@@ -129,7 +131,7 @@ def team() -> SelectorGroupChat:
             agent("bookings", "Finds and reserves hotels.", [find_hotels, reserve_room]),
             agent("billing", "Handles refunds and account closures.", [refund_payment, delete_account]),
         ],
-        model_client=model(),
+        model_client=model("selector"),
         termination_condition=MaxMessageTermination(3),  # the task, front_desk's message, the desk's answer
     )
 
@@ -137,19 +139,27 @@ def team() -> SelectorGroupChat:
 async def run(request: str) -> None:
     truth = s.run("front_desk", request)
     calls["model"] = 0
+    acted.clear()
+    lacks = LACKS if DEFAULT_SETTINGS else []
     try:
         result = await team().run(task=request)
         speakers = [m.source for m in result.messages if m.source != "user"]
         output, status = result.messages[-1].to_text(), "ok"
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {exc}")
-        speakers, output, status = [], None, "error"
-    s.finish(output, status, calls["model"], lacks=LACKS if DEFAULT_SETTINGS else None)
+        speakers, output, status = None, None, "error"
+        # AutoGen records a model call only when it succeeds: the call that failed is not in the trace.
+        lacks = sorted({*lacks, "llm_calls"})
+    turns = [name for name in acted if name != "selector"]
+    # the agents in the order they spoke, the same as the team's message sources when the team returns them
+    handoffs = [{"from": a, "to": b} for a, b in pairwise(turns) if a != b]
+    assert speakers is None or handoffs == [{"from": a, "to": b} for a, b in pairwise(speakers) if a != b]
+    s.finish(output, status, calls["model"], lacks=lacks or None)
     truth.update(
-        handoffs=[{"from": a, "to": b} for a, b in pairwise(speakers) if a != b],
+        handoffs=handoffs,
         nested_runs_allowed=True,
         note="The request run is the selector group chat's, with every model call made for it: the selector's "
-        f"(one before each turn) and each agent's; the speakers, in order: {speakers}.",
+        f"(one before each turn) and each agent's; the model calls, by whom: {acted}.",
     )
 
 
@@ -183,6 +193,13 @@ SCENARIOS = {
     "close_account": (
         "Please close my account, user 42.",
         turn("billing", [tool("delete_account", {"user_id": "42"}), text("Your account 42 has been closed.")]),
+    ),
+    "bookings_failure": (
+        "Reserve H-77 for 3 nights.",
+        turn(
+            "bookings",
+            [tool("reserve_room", {"hotel_id": "H-77", "nights": 3}), failure(500, "model backend unavailable")],
+        ),
     ),
 }
 
