@@ -10,12 +10,13 @@ The ground truth is the request run of the coordinator: the user's request, its 
 model calls (one per action step in each agent's memory, planning off) and tool calls in the order they
 started: a managed agent's call (what the manager asked and got back, recorded around the managed
 agent's `__call__`) followed by that agent's own calls, which the tools record. Each managed agent's own
-run is described in the note.
+run is described in the note. In `researcher_failure` the model backend fails during the managed agent's run
+(and stays down for the coordinator's next call): the request fails.
 """
 
 import os
 
-from client import Scenario
+from client import Scenario, failure
 from client import tool as reply
 from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from opentelemetry import trace
@@ -106,6 +107,7 @@ class Managed(ToolCallingAgent):
             answer = super().__call__(task, **kwargs)
         except Exception:
             entry.update(error=True)
+            notes.append(f"{self.name}: {action_steps(self)} model call(s), failed")
             raise
         finally:
             counted[self.name] = counted.get(self.name, 0) + action_steps(self)
@@ -196,6 +198,14 @@ SCENARIOS = {
             reply("refund_payment", {"order_id": "O-5521"}),
             final("The refund failed: the refund window is closed."),
             final("Sorry, the refund window for order O-5521 has closed."),
+        ],
+    ),
+    "researcher_failure": (
+        STAY,
+        [
+            reply("researcher", {"task": "Find hotels in Lisbon."}),
+            reply("find_hotels", {"city": "Lisbon"}),
+            failure(500, "model backend unavailable"),
         ],
     ),
 }
