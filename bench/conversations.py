@@ -37,8 +37,8 @@ from typing import Any
 from bench import loadgen
 from bench.loads import Load, agent_mix, captured
 from bench.run import DETERMINISTIC, SETTLE, Server, _ports, serve, server_config
-from otelgrade.settings import ConversationSettings
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.settings import ConversationSettings
+from otelgrade.core.trajectory import Trajectory
 
 REPO = Path(__file__).resolve().parents[1]
 CAPTURES = REPO / "tests" / "fixtures" / "conversations"
@@ -47,7 +47,7 @@ UNITS = {"KiB": 1024, "MiB": 1024**2, "GiB": 1024**3}
 
 def captured_turns() -> list[Trajectory]:
     """Every turn of every captured conversation, rebuilt: the shapes and sizes real frameworks send."""
-    from otelgrade.decode import decode_traces
+    from otelgrade.intake.decode import decode_traces
     from otelgrade.rebuild import rebuild
 
     turns: list[Trajectory] = []
@@ -67,7 +67,7 @@ def rss_bytes() -> int:
 
 def hold(conversations: int, turns: int, max_bytes: int) -> dict[str, Any]:
     """In this process: hold the conversations, then measure (the numbers are this process's own)."""
-    from otelgrade.conversations import Conversations
+    from otelgrade.grade.conversations import Conversations
 
     templates = captured_turns()
     settings = ConversationSettings(max_conversations=max(conversations, 1), max_bytes=max_bytes)
@@ -160,7 +160,7 @@ def graded_so_far(server: Server) -> tuple[float, float]:
 
 def conversations_in(load: Load) -> int:
     """How many conversations one issue of the load holds (the ids its runs name, as the server reads them)."""
-    from otelgrade.decode import decode_traces
+    from otelgrade.intake.decode import decode_traces
     from otelgrade.rebuild import rebuild
 
     spans = [s for body in load.issue() for s in decode_traces(body).spans]

@@ -11,8 +11,8 @@ import argparse
 import time
 from typing import Literal
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import rebuild
-from otelgrade.spans import Span
 
 Shape = Literal["tool", "agent", "llm"]
 SHAPES: tuple[Shape, ...] = ("tool", "agent", "llm")

@@ -17,10 +17,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from otelgrade.decode import decode_traces
-from otelgrade.graders import GradeResult, build_grader, grade_safely
-from otelgrade.offline import read_inputs
-from otelgrade.trajectory import Trajectory
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.grade.graders import GradeResult, build_grader, grade_safely
+from otelgrade.intake.decode import decode_traces
+from otelgrade.tools.offline import read_inputs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"
 GRADERS: dict[str, dict[str, Any]] = {

@@ -43,15 +43,15 @@ sys.path.insert(0, sys.argv[1])
 from bench.loadgen import decode_walk
 from bench.loads import agent_mix, captured
 from bench.run import DETERMINISTIC
-from otelgrade.assemble import Assembler
-from otelgrade.decode import decode_traces
-from otelgrade.export import Exporter
-from otelgrade.graders.specs import grader_specs
-from otelgrade.grading import Grading, Suite
-from otelgrade.metrics import Metrics
+from otelgrade.intake.assemble import Assembler
+from otelgrade.intake.decode import decode_traces
+from otelgrade.export.exporter import Exporter
+from otelgrade.grade.graders.specs import grader_specs
+from otelgrade.grade.grading import Grading, Suite
+from otelgrade.core.metrics import Metrics
 from otelgrade.rebuild import rebuild
-from otelgrade.settings import AssemblySettings
-from otelgrade.ui import RunStore
+from otelgrade.core.settings import AssemblySettings
+from otelgrade.export.ui import RunStore
 
 load = agent_mix(200, 10, 50) if sys.argv[2] == "agent" else captured(1)
 bodies = load.issue()

@@ -20,7 +20,7 @@ from typing import Any
 
 from bench import loadgen
 from bench.run import _ports, serve, server_config
-from otelgrade.decode import decode_traces
+from otelgrade.intake.decode import decode_traces
 
 
 def _config(workdir: Path, fsync: str) -> dict[str, Any]:

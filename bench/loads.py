@@ -17,7 +17,7 @@ from pathlib import Path
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2 as ts
 
 from bench import loadgen
-from otelgrade.decode import decode_traces
+from otelgrade.intake.decode import decode_traces
 from otelgrade.rebuild import rebuild
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures"

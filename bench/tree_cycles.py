@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import time
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild.tree import Tree
-from otelgrade.spans import Span
 
 CYCLE = 4  # spans on each cycle; one more hangs off it
 

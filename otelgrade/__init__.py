@@ -10,20 +10,20 @@ from typing import Any
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "Trajectory": "otelgrade.trajectory",
-    "LLMCall": "otelgrade.trajectory",
-    "ToolCall": "otelgrade.trajectory",
-    "GradeResult": "otelgrade.results",
-    "grader": "otelgrade.graders",
-    "build_grader": "otelgrade.graders",
-    "list_graders": "otelgrade.graders",
-    "custom_grader": "otelgrade.graders.custom",
+    "Trajectory": "otelgrade.core.trajectory",
+    "LLMCall": "otelgrade.core.trajectory",
+    "ToolCall": "otelgrade.core.trajectory",
+    "GradeResult": "otelgrade.core.results",
+    "grader": "otelgrade.grade.graders",
+    "build_grader": "otelgrade.grade.graders",
+    "list_graders": "otelgrade.grade.graders",
+    "custom_grader": "otelgrade.grade.graders.custom",
     "load_config": "otelgrade.config",
-    "Grading": "otelgrade.grading",
-    "Suite": "otelgrade.grading",
-    "Grade": "otelgrade.results",
+    "Grading": "otelgrade.grade.grading",
+    "Suite": "otelgrade.grade.grading",
+    "Grade": "otelgrade.core.results",
     "rebuild": "otelgrade.rebuild",
-    "read_inputs": "otelgrade.offline",
+    "read_inputs": "otelgrade.tools.offline",
 }
 
 __all__ = sorted(_EXPORTS)

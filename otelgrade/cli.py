@@ -15,14 +15,14 @@ from typing import TextIO
 
 from otelgrade import __version__
 from otelgrade.config import Config, load_config
-from otelgrade.errors import ConfigError, InputError
-from otelgrade.graders.names import collecting as deprecated_spellings
-from otelgrade.metrics import Metrics
+from otelgrade.core.errors import ConfigError, InputError
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.core.trajectory import Conversation, Trajectory
+from otelgrade.grade.graders.names import collecting as deprecated_spellings
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.identity import CONVERSATION_ID_ATTRIBUTES
 from otelgrade.rebuild.mapping import mapped_dialects
-from otelgrade.results import Grade
-from otelgrade.trajectory import Conversation, Trajectory
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 FAILING = ("fail", "error")
@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "serve":
-            from otelgrade.workers import run
+            from otelgrade.service.workers import run
 
             return run(args.config)
         if args.command == "check-config":
@@ -132,7 +132,7 @@ def _rate(text: str) -> float:
 
 
 def _duration(text: str) -> float:
-    from otelgrade.settings import parse_duration
+    from otelgrade.core.settings import parse_duration
 
     try:
         seconds = parse_duration(text)
@@ -162,8 +162,8 @@ def _mappings(config_path: str | None) -> tuple[Dialect, ...]:
 
 
 def _inspect(inputs: Sequence[str], out: TextIO, config_path: str | None = None) -> int:
-    from otelgrade.offline import read_spans
     from otelgrade.rebuild.explain import explain_trace
+    from otelgrade.tools.offline import read_spans
 
     traces = read_spans(inputs)
     if not traces:
@@ -202,7 +202,7 @@ def _describe_run(run: Trajectory, out: TextIO) -> None:
 
 
 def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str | None = None) -> int:
-    from otelgrade.offline import read_inputs
+    from otelgrade.tools.offline import read_inputs
 
     count = 0
     for trajectory in read_inputs(inputs, _mappings(config_path)):
@@ -227,9 +227,9 @@ def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str
 
 def _runs(config: Config, inputs: Sequence[str], since: float | None = None) -> list[Trajectory]:
     """The runs in the inputs, as the config's span mappings read them (with `since`: those that ended within it)."""
-    from otelgrade.backfill import since as ended_since
-    from otelgrade.offline import read_runs
     from otelgrade.pipeline import TraceReader
+    from otelgrade.tools.backfill import since as ended_since
+    from otelgrade.tools.offline import read_runs
 
     cutoff = None if since is None else time.time() - since
     runs = list(read_runs(inputs, TraceReader.of(config), cutoff))
@@ -247,7 +247,7 @@ def _confirm_judges(
     """Print what the judges would cost on these runs and, at a terminal, ask before spending it (`--yes`: do not
     ask). Without a terminal (a CI job grading with judges, as before versions were estimated) the estimate is
     printed and the judges are asked: refusing there would turn every existing CI gate with a judge into exit 2."""
-    from otelgrade.backfill import describe, estimate, total_usd
+    from otelgrade.tools.backfill import describe, estimate, total_usd
 
     costs = []
     for config, label in configs:
@@ -292,7 +292,7 @@ def _grade(
 
 def _compare(args: argparse.Namespace, out: TextIO) -> int:
     """`grade --compare OLD NEW`: exit 0 when no verdict flipped, 1 when some did."""
-    from otelgrade.compare import compare, describe_comparison
+    from otelgrade.tools.compare import compare, describe_comparison
 
     old, new = load_config(args.compare[0]), load_config(args.compare[1])
     runs = _runs(new, args.inputs, args.since)
@@ -316,7 +316,7 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
 
 def _agreement(args: argparse.Namespace, out: TextIO) -> int:
     """`agreement --human FILE`: each grader's accuracy and Cohen's kappa against people's verdicts."""
-    from otelgrade.compare import agreement, describe_agreement, read_human_verdicts
+    from otelgrade.tools.compare import agreement, describe_agreement, read_human_verdicts
 
     humans = read_human_verdicts(args.human)
     config = load_config(args.config)

@@ -18,15 +18,9 @@ from pydantic import BaseModel, ValidationError
 from rapidfuzz import process
 from rapidfuzz.distance import OSA
 
-from otelgrade.errors import ConfigError
-from otelgrade.graders import GraderSpec, grader_specs, native_suites
-from otelgrade.graders.conversation import CONVERSATION_ONLY
-from otelgrade.graders.versions import grader_version
-from otelgrade.grading import Suite
-from otelgrade.patterns import Pattern, PatternError, configured
-from otelgrade.receivers import receiver_types
-from otelgrade.route import FIELDS
-from otelgrade.settings import (
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.patterns import Pattern, PatternError, configured
+from otelgrade.core.settings import (
     BASE_DIR,
     AssemblySettings,
     ConversationSettings,
@@ -40,7 +34,13 @@ from otelgrade.settings import (
     ServerSettings,
     UiSettings,
 )
-from otelgrade.sinks import SinkSettings, read_sink
+from otelgrade.export.sinks import SinkSettings, read_sink
+from otelgrade.grade.graders import GraderSpec, grader_specs, native_suites
+from otelgrade.grade.graders.multiturn import CONVERSATION_ONLY
+from otelgrade.grade.graders.versions import grader_version
+from otelgrade.grade.grading import Suite
+from otelgrade.grade.route import FIELDS
+from otelgrade.intake.receivers import receiver_types
 
 DEFAULT_CONFIG = "otelgrade.yaml"
 EMBEDDED = "<embedded default>"

@@ -15,19 +15,19 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from otelgrade.config import Config
-from otelgrade.export import Exporter
-from otelgrade.grading import Grading, Suite, without_span_ground_truth
-from otelgrade.judges import DISABLED, JudgeClient
-from otelgrade.judges.runner import JudgeRunner
-from otelgrade.metrics import Metrics
-from otelgrade.patterns import TRACE_BUDGET_SECONDS, budget
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.patterns import TRACE_BUDGET_SECONDS, budget
+from otelgrade.core.results import Grade
+from otelgrade.core.spans import AnySpan, LogEvent
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.export.exporter import Exporter
+from otelgrade.export.sinks import Sink, TraceSink
+from otelgrade.grade.grading import Grading, Suite, without_span_ground_truth
+from otelgrade.grade.judges import DISABLED, JudgeClient
+from otelgrade.grade.judges.runner import JudgeRunner
 from otelgrade.rebuild import rebuild_grouped
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.mapping import mapped_dialects
-from otelgrade.results import Grade
-from otelgrade.sinks import Sink, TraceSink
-from otelgrade.spans import AnySpan, LogEvent
-from otelgrade.trajectory import Trajectory
 
 
 @dataclass(frozen=True)

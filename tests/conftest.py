@@ -65,14 +65,14 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
 
 def serve_workers() -> int:
     """How many grading workers `serve` runs in this test session (`OTELGRADE_WORKERS`, else one)."""
-    from otelgrade.settings import ServerSettings
+    from otelgrade.core.settings import ServerSettings
 
     return ServerSettings().worker_count()
 
 
 def spool_of(spool_dir: Path, trace_id: str) -> Path:
     """The spool folder of the grading worker that owns a trace (worker 0 keeps `spool_dir` itself)."""
-    from otelgrade.shard import owner
+    from otelgrade.intake.shard import owner
 
     worker = owner(bytes.fromhex(trace_id), serve_workers())
     return spool_dir / f"worker-{worker}" if worker else spool_dir

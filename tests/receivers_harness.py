@@ -18,11 +18,11 @@ from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.resource.v1 import resource_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from otelgrade.assemble import Assembler, CompletedTrace
-from otelgrade.ingest import Ingest
-from otelgrade.metrics import Metrics
-from otelgrade.receivers import receiver_types
-from otelgrade.settings import AssemblySettings
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.settings import AssemblySettings
+from otelgrade.intake.assemble import Assembler, CompletedTrace
+from otelgrade.intake.ingest import Ingest
+from otelgrade.intake.receivers import receiver_types
 
 T = TypeVar("T")
 

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from otelgrade.spans import any_value, attributes
+from otelgrade.core.spans import any_value, attributes
 
 _KINDS = {
     0: SpanKind.INTERNAL,

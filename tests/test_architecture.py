@@ -1,36 +1,32 @@
-"""The package's shape: no import cycles, and no step of the data flow importing a later one.
+"""The package's shape: `ls otelgrade/` reads as the data flow, no step imports a later one, and no import cycles.
 
-receive -> decode -> assemble -> rebuild -> route -> grade -> export, with the leaves (settings, records,
-metrics) below every step, the plugin registry helper under every step that has plugins, and the entry points
-(config, the pipeline it builds, offline, server, cli) above them. A later step may import an earlier one; never
-the reverse.
+core (the shared words) -> intake -> rebuild -> grade -> export -> config -> pipeline -> tools, service -> cli.
+A package may import an earlier one, never a later one; `core` imports nothing outside itself.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import grimp
 import pytest
 
-# Earliest first; modules in one tuple are one step.
+import otelgrade
+
+# Earliest first; packages (or entry modules) in one tuple are one step.
 STEPS: list[tuple[str, ...]] = [
-    ("registry",),
-    ("receivers",),
-    ("decode", "shard"),
-    ("assemble", "ingest", "spool"),
+    ("core",),
+    ("intake",),
     ("rebuild",),
-    ("route",),
-    ("conversations", "turns"),
-    ("judges",),
-    ("graders",),
-    ("grading", "gathering"),
-    ("sinks", "export", "ui"),
+    ("grade",),
+    ("export",),
     ("config",),
     ("pipeline",),
-    ("offline", "server", "backfill", "compare", "admin", "reload", "backpressure"),
-    ("workers",),
+    ("tools", "service"),
     ("cli", "__main__"),
 ]
-LEAVES = ("settings", "errors", "results", "spans", "trajectory", "metrics", "patterns")
+PACKAGE = Path(otelgrade.__file__).parent
+DATA = {"defaults", "examples", "py.typed"}  # shipped files, not code
 
 
 @pytest.fixture(scope="module")
@@ -39,17 +35,27 @@ def graph() -> grimp.ImportGraph:
 
 
 def step_of(module: str) -> tuple[int, str] | None:
-    """(step index, step name) of a module; leaves are step -1; the package's own __init__ is None."""
+    """(step index, step name) of a module; the package's own `__init__` is None."""
     parts = module.split(".")
     if len(parts) < 2:
         return None
-    name = parts[1]
-    if name in LEAVES:
-        return -1, name
     for index, names in enumerate(STEPS):
-        if name in names:
-            return index, name
-    raise AssertionError(f"{module} belongs to no step: add it to STEPS or LEAVES in this test")
+        if parts[1] in names:
+            return index, parts[1]
+    raise AssertionError(f"{module} belongs to no step: add its package to STEPS in this test")
+
+
+def test_the_top_level_is_the_steps_and_the_entry_points() -> None:
+    listed = {p.stem if p.suffix == ".py" else p.name for p in PACKAGE.iterdir() if not p.name.startswith("__")}
+    listed |= {"__main__"}
+    assert listed - DATA == {name for step in STEPS for name in step}
+
+
+def test_every_step_package_says_what_it_takes_and_gives() -> None:
+    for name in (n for step in STEPS for n in step):
+        if (PACKAGE / name).is_dir():
+            doc = (PACKAGE / name / "__init__.py").read_text().split('"""')[1]
+            assert 1 <= doc.strip().count("\n") + 1 <= 6, f"otelgrade/{name}/__init__.py: a two or three line docstring"
 
 
 def test_every_module_belongs_to_a_step(graph: grimp.ImportGraph) -> None:
@@ -68,10 +74,14 @@ def test_no_step_imports_a_later_one(graph: grimp.ImportGraph) -> None:
     assert not backwards, "\n".join(backwards)
 
 
-def test_leaves_import_nothing_of_the_package(graph: grimp.ImportGraph) -> None:
-    for leaf in LEAVES:
-        imported = graph.find_modules_directly_imported_by(f"otelgrade.{leaf}")
-        assert not imported, f"otelgrade.{leaf} is a leaf but imports {sorted(imported)}"
+def test_core_imports_nothing_outside_itself(graph: grimp.ImportGraph) -> None:
+    outside = {
+        f"{module} imports {imported}"
+        for module in graph.find_children("otelgrade.core") | graph.find_descendants("otelgrade.core")
+        for imported in graph.find_modules_directly_imported_by(module)
+        if not imported.startswith("otelgrade.core")
+    }
+    assert not outside, sorted(outside)
 
 
 def test_no_import_cycles(graph: grimp.ImportGraph) -> None:
@@ -120,5 +130,5 @@ def test_no_import_cycles(graph: grimp.ImportGraph) -> None:
 
 
 def test_importing_the_assembler_loads_no_grader_or_judge(graph: grimp.ImportGraph) -> None:
-    upstream = graph.find_upstream_modules("otelgrade.assemble")
-    assert not {m for m in upstream if m.startswith(("otelgrade.graders", "otelgrade.judges"))}
+    upstream = graph.find_upstream_modules("otelgrade.intake.assemble")
+    assert not {m for m in upstream if m.startswith(("otelgrade.grade.graders", "otelgrade.grade.judges"))}

@@ -11,8 +11,8 @@ import pytest
 
 from otelgrade.cli import main
 from otelgrade.config import load_config, parse_config
-from otelgrade.errors import ConfigError
-from otelgrade.settings import parse_duration
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.settings import parse_duration
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -11,10 +11,10 @@ import yaml
 
 from otelgrade.cli import main
 from otelgrade.config import parse_config
-from otelgrade.decode import decode_traces
-from otelgrade.metrics import Metrics
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.results import Grade
+from otelgrade.intake.decode import decode_traces
 from otelgrade.pipeline import Pipeline
-from otelgrade.results import Grade
 
 HAPPY = Path(__file__).parent / "fixtures" / "traces" / "pydantic-ai-v5" / "happy"
 SAFE = {"name": "safe", "type": "tools_not_called", "tools": ["delete_account"]}

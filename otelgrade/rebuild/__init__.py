@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from otelgrade.core.spans import AnySpan, LogEvent, Span
+from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import DIALECTS, classify
 from otelgrade.rebuild.trace import rebuild_trace
-from otelgrade.spans import AnySpan, LogEvent, Span
-from otelgrade.trajectory import Trajectory
 
 __all__ = ["DIALECTS", "classify", "rebuild", "rebuild_grouped"]
 

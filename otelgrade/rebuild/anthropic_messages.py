@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.span_readers import text
-from otelgrade.trajectory import content_text
 
 
 def from_anthropic(messages: list[Any], system: Any = None) -> list[msg.Message]:

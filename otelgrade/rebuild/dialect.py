@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild.facts import Facts
-from otelgrade.spans import Span
 
 
 @dataclass(frozen=True, slots=True)

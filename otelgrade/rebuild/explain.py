@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from otelgrade.core.spans import AnySpan, LogEvent, Span
+from otelgrade.core.trajectory import PARTS, Trajectory
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, ToolFacts
@@ -13,8 +15,6 @@ from otelgrade.rebuild.runs import Notes
 from otelgrade.rebuild.trace import rebuild_trace
 from otelgrade.rebuild.tree import Tree
 from otelgrade.rebuild.unread import would_hold
-from otelgrade.spans import AnySpan, LogEvent, Span
-from otelgrade.trajectory import PARTS, Trajectory
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild.messages import function_of, parse_json_maybe
-from otelgrade.spans import Span
 
 
 @dataclass(slots=True)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from otelgrade.patterns import Pattern, PatternTimeout
+from otelgrade.core.patterns import Pattern, PatternTimeout
+from otelgrade.core.settings import SpanMapping
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import is_error, text
-from otelgrade.settings import SpanMapping
-from otelgrade.spans import Span
 
 NAME = "mapping"
 

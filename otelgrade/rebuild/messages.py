@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
+from otelgrade.core.trajectory import REDACTED, content_text
 from otelgrade.rebuild.span_readers import text
-from otelgrade.trajectory import REDACTED, content_text
 
 Message = dict[str, Any]
 # 19 digits in a row may be an integer beyond 64 bits. Found by mapping every byte to "0" (ASCII digits) or " "

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.transfers import is_transfer, named_agent
 from otelgrade.rebuild.tree import Tree
-from otelgrade.trajectory import Handoff, ToolCall, Trajectory
 
 
 def requests(

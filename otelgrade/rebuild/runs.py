@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from otelgrade.core.spans import STATUS_OK, Span
+from otelgrade.core.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.conversations import split_conversations
+from otelgrade.rebuild.continuations import split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
@@ -38,8 +40,6 @@ from otelgrade.rebuild.tool_calls import tool_calls
 from otelgrade.rebuild.transfers import is_transfer, named_agent
 from otelgrade.rebuild.tree import Tree
 from otelgrade.rebuild.unread import describe, would_hold
-from otelgrade.spans import STATUS_OK, Span
-from otelgrade.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 
 # Run-span attributes that hold whole conversations or schemas: kept out of `attributes`.
 _BLOBS = frozenset().union(*(d.blobs for d in DIALECTS))
@@ -174,7 +174,7 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     call itself when they share a parent), with the tool spans beside them that started during it."""
     said = {sid: f for sid, (f, _) in innermost_calls(tree, {s: _llm_facts(classified, s) for s in llm_ids}).items()}
     calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
-    groups = split_conversations([(sid, said[sid]) for sid in calls])
+    groups = split_by_continuation([(sid, said[sid]) for sid in calls])
     if len(groups) <= 1:
         return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
     below = tree.owners({sid: g for g, ids in enumerate(groups) for sid in ids})

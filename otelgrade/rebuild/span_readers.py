@@ -7,8 +7,8 @@ import json
 import re
 from typing import Any
 
-from otelgrade.spans import STATUS_ERROR, Event, Span
-from otelgrade.trajectory import REDACTED
+from otelgrade.core.spans import STATUS_ERROR, Event, Span
+from otelgrade.core.trajectory import REDACTED
 
 
 def first(attrs: dict[str, Any], *keys: str) -> Any:

@@ -14,13 +14,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import ToolCall
 from otelgrade.rebuild.dialects import ANSWER_TOOLS
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
 from otelgrade.rebuild.messages import failed_results, parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tree import Tree
-from otelgrade.spans import Span
-from otelgrade.trajectory import ToolCall
 
 _WORDS = re.compile(r"[a-z0-9]+")
 _PLACEHOLDER_IDS = frozenset({"", "none", "null", "undefined", "<not specified>"})

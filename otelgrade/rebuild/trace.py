@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from otelgrade.core.spans import LogEvent, Span
+from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.identity import conversation_of, marks
 from otelgrade.rebuild.requests import requests
 from otelgrade.rebuild.runs import Notes, build, find_runs
 from otelgrade.rebuild.tree import Tree
-from otelgrade.spans import LogEvent, Span
-from otelgrade.trajectory import Trajectory
 
 
 def rebuild_trace(

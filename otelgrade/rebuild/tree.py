@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Iterator, Mapping, Sequence
 
-from otelgrade.spans import LogEvent, Span
+from otelgrade.core.spans import LogEvent, Span
 
 
 class Tree:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from otelgrade.spans import Span
-from otelgrade.trajectory import PARTS, Part, Unread
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import PARTS, Part, Unread
 
 _MODEL_KEYS = frozenset(
     {

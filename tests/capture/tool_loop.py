@@ -12,6 +12,7 @@ supplies the provider: a `Chat` per request, on the provider's SDK.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -73,9 +74,16 @@ FUNCTIONS: dict[str, Callable[..., str]] = {
 SCENARIOS = {**{k: v for k, v in STANDARD.items() if k != "two_runs"}, "two_requests": STANDARD["two_runs"]}
 
 
-def serve(s: Scenario, chat: Chat, request: str, functions: dict[str, Callable[..., str]], lacks: list[str]) -> None:
+def serve(
+    s: Scenario,
+    chat: Chat,
+    request: str,
+    functions: dict[str, Callable[..., str]],
+    lacks: list[str],
+    agent: str = "travel_agent",
+) -> None:
     """One user request: ask the model, run the tools it asks for, until it answers in text."""
-    s.run("travel_agent", request)
+    s.run(agent, request)
     calls = 0
     while True:
         calls += 1
@@ -108,14 +116,68 @@ def capture(
     renamed: dict[str, str] | None = None,
     wrap: Callable[[Callable[..., str]], Callable[..., str]] = lambda f: f,
     lacks: list[str] | None = None,
+    tool_functions: dict[str, Callable[..., str]] = FUNCTIONS,
+    scenarios: dict[str, tuple[list[str], list[dict[str, Any]]]] = SCENARIOS,
+    agent: str = "travel_agent",
 ) -> None:
     """Capture the named scenarios (`renamed` gives some another name); `wrap` instruments each tool function
-    as a user would, and every run lacks `lacks`."""
-    functions = {name: wrap(function) for name, function in FUNCTIONS.items()}
+    as a user would, and every run lacks `lacks`. Other tools and scenarios than the travel ones can be given,
+    with the agent name their ground truth records."""
+    functions = {name: wrap(function) for name, function in tool_functions.items()}
     for name in names:
-        requests, replies = SCENARIOS[name]
+        requests, replies = scenarios[name]
         with Scenario((renamed or {}).get(name, name), replies) as s:
             with span("handle_request"):
                 for request in requests:
-                    serve(s, open_chat(request), request, functions, lacks or [])
+                    serve(s, open_chat(request), request, functions, lacks or [], agent)
             flush()
+
+
+def openai_chat(client: Any, schemas: list[dict[str, Any]], system: str = SYSTEM) -> Callable[[str], Chat]:
+    """A `Chat` per request on the OpenAI SDK's chat completions (`client` an `openai.OpenAI`)."""
+
+    class OpenAIChat:
+        def __init__(self, request: str) -> None:
+            self.messages = [{"role": "system", "content": system}, {"role": "user", "content": request}]
+
+        def ask(self) -> tuple[str | None, list[Call]]:
+            completion = client.chat.completions.create(model="gpt-4o-mini", messages=self.messages, tools=schemas)
+            message = completion.choices[0].message
+            self.messages.append(message.model_dump(exclude_none=True))
+            calls = [Call(c.id, c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls or ()]
+            return message.content, calls
+
+        def answer(self, results: list[tuple[Call, str, bool]]) -> None:
+            self.messages += [
+                {"role": "tool", "tool_call_id": call.id, "content": result} for call, result, _ in results
+            ]
+
+    return OpenAIChat
+
+
+def anthropic_chat(client: Any, tools: list[dict[str, Any]], system: str = SYSTEM) -> Callable[[str], Chat]:
+    """A `Chat` per request on the Anthropic SDK's Messages API (`client` an `anthropic.Anthropic`): tool calls
+    come as `tool_use` blocks, results go back as `tool_result` blocks (`is_error` for a failing tool)."""
+
+    class AnthropicChat:
+        def __init__(self, request: str) -> None:
+            self.messages: list[dict[str, Any]] = [{"role": "user", "content": request}]
+
+        def ask(self) -> tuple[str | None, list[Call]]:
+            message = client.messages.create(
+                model="claude-haiku-4-5", max_tokens=1024, system=system, messages=self.messages, tools=tools
+            )
+            self.messages.append(
+                {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]}
+            )
+            text = "".join(b.text for b in message.content if b.type == "text") or None
+            return text, [Call(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"]
+
+        def answer(self, results: list[tuple[Call, str, bool]]) -> None:
+            blocks = [
+                {"type": "tool_result", "tool_use_id": call.id, "content": result, "is_error": failed}
+                for call, result, failed in results
+            ]
+            self.messages.append({"role": "user", "content": blocks})
+
+    return AnthropicChat

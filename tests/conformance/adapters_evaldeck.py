@@ -12,10 +12,10 @@ from typing import Any
 
 import yaml
 
-from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader, grader_specs, grader_type
-from otelgrade.graders.evaldeck import case_params
-from otelgrade.trajectory import LLMCall, ToolCall, Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.trajectory import LLMCall, ToolCall, Trajectory
+from otelgrade.grade.graders import build_grader, grader_specs, grader_type
+from otelgrade.grade.graders.evaldeck import case_params
 from tests.conformance.adapters import Observed
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader, grader_specs
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders import build_grader, grader_specs
 from tests.conformance.adapters import Observed
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader, grader_specs
-from otelgrade.graders.potato import list_evaluators
-from otelgrade.graders.potato_reference import as_text, reference_calls
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders import build_grader, grader_specs
+from otelgrade.grade.graders.potato import list_evaluators
+from otelgrade.grade.graders.potato_reference import as_text, reference_calls
 from tests.conformance.adapters import Observed
 
 # Potato's LLM-based registry entries, which otelgrade serves with its own judge graders instead.

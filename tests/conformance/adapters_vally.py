@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from otelgrade.errors import ConfigError
-from otelgrade.graders import build_grader, grader_specs
-from otelgrade.graders.jsregex import js_stringify
-from otelgrade.trajectory import ToolCall, Trajectory
+from otelgrade.core.errors import ConfigError
+from otelgrade.core.trajectory import ToolCall, Trajectory
+from otelgrade.grade.graders import build_grader, grader_specs
+from otelgrade.grade.graders.jsregex import js_stringify
 from tests.conformance.adapters import Observed
 
 

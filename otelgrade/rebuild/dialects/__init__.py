@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from otelgrade.decode import EVENT_LOGGERS
+from otelgrade.core.registry import Registry
+from otelgrade.core.spans import Span
+from otelgrade.intake.decode import EVENT_LOGGERS
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts
-from otelgrade.registry import Registry
-from otelgrade.spans import Span
 
 DIALECT_NAMES: Registry[Dialect] = Registry("dialect", key="dialect")
 """Every built-in dialect by its name (the `source` of the runs it reads)."""

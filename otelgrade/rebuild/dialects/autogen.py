@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import Facts, LLMFacts, ToolFacts
 from otelgrade.rebuild.span_readers import integer, payload, text
-from otelgrade.spans import Span
 
 EVENT = "autogen.event"
 

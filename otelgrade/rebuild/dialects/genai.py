@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
@@ -27,8 +29,6 @@ from otelgrade.rebuild.span_readers import (
     payload,
     text,
 )
-from otelgrade.spans import Span
-from otelgrade.trajectory import content_text
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion", "responses"})
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"

@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects.mlflow import answer_text, chat_messages, lone_text, request_text, response_messages
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import first, integer, is_error, text
-from otelgrade.spans import Span
 
 TYPE = "langfuse.observation.type"
 INPUT = "langfuse.observation.input"

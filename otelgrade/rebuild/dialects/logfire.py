@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, integer, is_error, text
-from otelgrade.spans import Span
 
 TEMPLATE = "logfire.msg_template"
 _OPENAI = "Chat Completion with {request_data[model]!r}"

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import Facts
-from otelgrade.spans import Span
 
 _TYPE = "mastra.span.type"
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import finish_reason, first, integer, is_error, text
-from otelgrade.spans import Span
-from otelgrade.trajectory import content_text
 
 SPAN_TYPE = "mlflow.spanType"
 INPUTS = "mlflow.spanInputs"

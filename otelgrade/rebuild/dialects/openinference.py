@@ -13,13 +13,13 @@ import ast
 import re
 from typing import Any
 
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import finish_reason, first, integer, is_error, text
-from otelgrade.spans import Span
-from otelgrade.trajectory import content_text
 
 _FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
 _CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(.+)$")

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import first, has_any, is_error, text
-from otelgrade.spans import Span
 
 _RUN_KEYS = ("pydantic_ai.all_messages", "all_messages_events", "final_result")
 _TOOL_KEYS = ("tool_arguments", "tool_response")

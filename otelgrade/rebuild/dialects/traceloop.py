@@ -11,13 +11,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, has_any, integer, is_error, text
-from otelgrade.spans import Span
-from otelgrade.trajectory import content_text
 
 # Flattened messages always start at index 0, so these keys tell the format without scanning every key.
 _FLAT_FIRST = tuple(f"gen_ai.{side}.0.{field}" for side in ("prompt", "completion") for field in ("role", "content"))

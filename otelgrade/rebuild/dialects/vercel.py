@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import first, integer, is_error, text
-from otelgrade.spans import Span
-from otelgrade.trajectory import content_text
 
 _RUNS = ("ai.generateText", "ai.streamText", "ai.generateObject", "ai.streamObject")
 _CALLS = (".doGenerate", ".doStream")

@@ -10,36 +10,12 @@ openinference-instrumentation-anthropic instead: model-call spans only.
 """
 
 from anthropic import Anthropic
-from tool_loop import FUNCTIONS, SYSTEM, Call, capture
+from tool_loop import FUNCTIONS, anthropic_chat, capture
 
 OPENINFERENCE = globals().get("OPENINFERENCE", False)
 TOOLS = [
     {"name": name, "description": name.replace("_", " "), "input_schema": {"type": "object"}} for name in FUNCTIONS
 ]
-
-
-class AnthropicChat:
-    """One request's Messages API conversation."""
-
-    def __init__(self, request: str) -> None:
-        self.messages = [{"role": "user", "content": request}]
-
-    def ask(self):
-        message = client.messages.create(
-            model="claude-haiku-4-5", max_tokens=1024, system=SYSTEM, messages=self.messages, tools=TOOLS
-        )
-        self.messages.append(
-            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]}
-        )
-        text = "".join(b.text for b in message.content if b.type == "text") or None
-        return text, [Call(b.id, b.name, b.input) for b in message.content if b.type == "tool_use"]
-
-    def answer(self, results):
-        blocks = [
-            {"type": "tool_result", "tool_use_id": call.id, "content": result, "is_error": failed}
-            for call, result, failed in results
-        ]
-        self.messages.append({"role": "user", "content": blocks})
 
 
 if OPENINFERENCE:
@@ -54,10 +30,9 @@ if OPENINFERENCE:
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     AnthropicInstrumentor().instrument(tracer_provider=provider)
-    client = Anthropic()
     tracer = trace.get_tracer("travel-service")
     capture(
-        AnthropicChat,
+        anthropic_chat(Anthropic(), TOOLS),
         tracer.start_as_current_span,
         provider.force_flush,
         names=("happy", "forbidden", "tool_error", "agent_error", "two_requests"),
@@ -67,5 +42,4 @@ else:
 
     logfire.configure(service_name="travel-service", send_to_logfire=False, console=False, metrics=False)
     logfire.instrument_anthropic()
-    client = Anthropic()
-    capture(AnthropicChat, logfire.span, logfire.force_flush, renamed={"two_requests": "two_runs"})
+    capture(anthropic_chat(Anthropic(), TOOLS), logfire.span, logfire.force_flush, renamed={"two_requests": "two_runs"})

@@ -1,0 +1,380 @@
+"""Conversations: the runs that share a conversation id, merged into one trajectory once the conversation is complete.
+
+`merge` makes the `Conversation` a `level: conversation` suite grades. `Conversations` holds the open ones live:
+each turn's trajectory as zlib-compressed JSON (never spans; a turn repeats its conversation's history, so it
+compresses about 3.5×), one deadline heap for all of them (one entry per open conversation, moved on when it had
+newer runs). Each turn counts its compressed JSON plus what holding it costs (`TURN_OVERHEAD`, and
+`CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes
+`settle` after its last run, at once on a run carrying the end marker, or when the caps (count, bytes) need its
+room (`evicted`: graded as it stands). A completed conversation is kept `keep_completed` so a later run re-opens it
+with its earlier turns; it is then graded again, as the next revision of its grades.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import logging
+import os
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from otelgrade.core.settings import ConversationSettings
+from otelgrade.core.trajectory import PARTS, Conversation, Handoff, LLMCall, ToolCall, Trajectory, content_text
+
+log = logging.getLogger(__name__)
+
+Completion = Literal["settled", "ended", "evicted", "shutdown"]
+JOURNAL_SLACK = 16 * 1024**2  # bytes a journal may hold beyond twice what is held before it is rewritten
+COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown")
+# Per call of `due`, on the grading thread: conversations merged for grading, and completed ones forgotten (a
+# journal line each). A burst that settles together is spread over the next calls, runs graded in between.
+SETTLE_BATCH = 32
+FORGET_BATCH = 256
+# zlib level 1 on the captured turns (4.0 kB of JSON each): 3.5× smaller, ~23 µs to compress, ~8 µs to
+# decompress; level 6 makes it 3.8× for ~40% more CPU.
+COMPRESSION_LEVEL = 1
+# What holding costs beyond the turns' compressed JSON, measured as RSS growth with 4 kB turns (bench/conversations.py;
+# CPython 3.11, 64-bit). A turn: its key (two id strings in a tuple), its dict slot and its bytes object (with 1, 3
+# and 5 turns a conversation). A conversation: its record, its turn dict, its entry in the open/completed order and
+# its deadline (560 bytes), plus what the conversations graded early to make room leave behind while others keep
+# coming (their deadlines until the heap is rebuilt, freed memory the allocator keeps; 670 bytes per conversation
+# held, the same after 3 and 15 times the cap has passed through).
+TURN_OVERHEAD = 240
+CONVERSATION_OVERHEAD = 1230
+
+
+def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Conversation:
+    """The conversation of `runs` (its turns, in any order) as one trajectory: turns ordered by start time, steps
+    numbered across them, each turn's new messages appended (a turn that re-sends the history adds only what
+    follows its last user message), the parts any turn lacks lacking."""
+    turns = sorted(runs, key=lambda r: (r.start_time or "", r.trace_id, r.span_id))
+    if not turns:
+        raise ValueError("a conversation has at least one run")
+    first, last = turns[0], turns[-1]
+    llm_calls: list[LLMCall] = []
+    tool_calls: list[ToolCall] = []
+    handoffs: list[Handoff] = []
+    messages: list[dict[str, object]] = []
+    attributes: dict[str, object] = {}
+    offset = 0
+    for number, run in enumerate(turns):
+        llm_calls.extend(c.model_copy(update={"step": c.step + offset}) for c in run.llm_calls)
+        tool_calls.extend(c.model_copy(update={"step": c.step + offset}) for c in run.tool_calls)
+        handoffs.extend(h.model_copy(update={"step": h.step + offset}) for h in run.handoffs)
+        messages.extend(run.messages if number == 0 else _new_messages(run.messages))
+        attributes.update(run.attributes)
+        offset += run.steps
+    failed = next((r for r in turns if r.status == "error"), None)
+    lacks = {part for r in turns for part in r.lacks}
+    return Conversation(
+        trace_id=last.trace_id,
+        span_id=last.span_id,
+        service_name=last.service_name or first.service_name,
+        agent_name=first.agent_name,
+        environment=last.environment or first.environment,
+        source=first.source,
+        input=first.input,
+        output=last.output,
+        status="error" if failed is not None else "ok",
+        error=f"turn {turns.index(failed) + 1}: {failed.error or 'error'}" if failed is not None else None,
+        start_time=first.start_time,
+        end_time=last.end_time,
+        duration_s=_seconds_between(first, last),
+        llm_calls=llm_calls,
+        tool_calls=tool_calls,
+        messages=messages,
+        steps=offset,
+        attributes=attributes,
+        ground_truth=next((r.ground_truth for r in reversed(turns) if r.ground_truth is not None), None),
+        agents=list(dict.fromkeys(a for r in turns for a in (r.agents or [r.agent_name or ""]) if a)),
+        handoffs=handoffs,
+        lacks=[p for p in PARTS if p in lacks],
+        unread=[u for r in turns for u in r.unread],
+        conversation_id=conversation_id or last.conversation_id,
+        ends_conversation=any(r.ends_conversation for r in turns),
+        turns=len(turns),
+        runs=list(turns),
+    )
+
+
+def _new_messages(messages: list[dict[str, object]]) -> list[dict[str, object]]:
+    """What a later turn adds: from its last user message with text on (the history before it was sent again);
+    all but the system prompt when it has none."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].get("role") == "user" and content_text(messages[index].get("content")):
+            return messages[index:]
+    return [m for m in messages if m.get("role") != "system"]
+
+
+def _seconds_between(first: Trajectory, last: Trajectory) -> float | None:
+    from datetime import datetime
+
+    if not first.start_time or not last.end_time:
+        return None
+    start = datetime.fromisoformat(first.start_time.replace("Z", "+00:00"))
+    end = datetime.fromisoformat(last.end_time.replace("Z", "+00:00"))
+    return max(0.0, (end - start).total_seconds())
+
+
+@dataclass(slots=True)
+class Held:
+    """One conversation's turns, each as its trajectory's JSON compressed, keyed by (trace id, span id) so a run
+    graded again after late spans replaces its earlier self."""
+
+    conversation_id: str
+    turns: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    nbytes: int = CONVERSATION_OVERHEAD  # what it holds, bookkeeping included
+    last_run: float = 0.0  # when its latest run arrived (the clock of `Conversations`)
+    completed_at: float | None = None  # None while open
+    reopened: int = 0  # how often a run came after it was complete
+
+    def put(self, key: tuple[str, str], body: bytes) -> int:
+        """Hold a turn (its trajectory's JSON, compressed here) under its (trace id, span id); the change in bytes
+        held."""
+        before = self.turns.get(key)
+        body = self.turns[key] = zlib.compress(body, COMPRESSION_LEVEL)
+        # a turn graded again replaces itself
+        change = len(body) - len(before) if before is not None else len(body) + TURN_OVERHEAD
+        self.nbytes += change
+        return change
+
+    def turns_json(self) -> Iterator[tuple[tuple[str, str], bytes]]:
+        """Each held turn's key and its trajectory's JSON."""
+        for key, body in self.turns.items():
+            yield key, zlib.decompress(body)
+
+    def conversation(self) -> Conversation:
+        return merge([Trajectory.model_validate_json(body) for _, body in self.turns_json()], self.conversation_id)
+
+
+class Journal:
+    """With the spool on: every held turn and every change of state, appended to one file in the spool directory
+    (`conversations.journal`), so a restart holds again every conversation's earlier turns. Rewritten whole when
+    it is more than twice what is held. A line cut short by a crash is skipped when read back."""
+
+    NAME = "conversations.journal"
+
+    def __init__(self, directory: str | Path, fsync: bool = True) -> None:
+        self.path = Path(directory) / self.NAME
+        self.fsync = fsync
+        self._file = self.path.open("ab")
+        self.written = self.path.stat().st_size
+
+    def turn(self, cid: str, key: tuple[str, str], body: bytes) -> None:
+        self._write(_turn_line(cid, key, body))
+
+    def state(self, cid: str, what: Literal["done", "forget"]) -> None:
+        self._write(json.dumps({"c": cid, what: True}).encode() + b"\n")
+
+    def _write(self, line: bytes) -> None:
+        try:
+            self._file.write(line)
+            self._file.flush()
+            if self.fsync:
+                os.fsync(self._file.fileno())
+            self.written += len(line)
+        except OSError as exc:  # the conversation is still held; only a restart would lose it
+            log.error("cannot write the conversation journal %s: %s", self.path, exc)
+
+    def read(self) -> Iterator[dict[str, object]]:
+        with self.path.open("rb") as file:
+            for number, line in enumerate(file, 1):
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    log.warning("%s:%d: a record cut short, skipped", self.path, number)
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("c"), str):
+                    yield record
+
+    def rewrite(self, held: Sequence[Held]) -> None:
+        """The journal as just what is held now."""
+        fresh = self.path.with_suffix(".tmp")
+        with fresh.open("wb") as file:
+            for conversation in held:
+                for key, body in conversation.turns_json():
+                    file.write(_turn_line(conversation.conversation_id, key, body))
+                if conversation.completed_at is not None:
+                    file.write(json.dumps({"c": conversation.conversation_id, "done": True}).encode() + b"\n")
+            file.flush()
+            os.fsync(file.fileno())
+        self._file.close()
+        os.replace(fresh, self.path)
+        self._file = self.path.open("ab")
+        self.written = self.path.stat().st_size
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _turn_line(cid: str, key: tuple[str, str], body: bytes) -> bytes:
+    """`{"c": id, "t": trace id, "s": span id, "r": the trajectory}`, the trajectory's JSON as it is (uncompressed:
+    the journal's lines are the same whether or not what is held is compressed)."""
+    return json.dumps({"c": cid, "t": key[0], "s": key[1]})[:-1].encode() + b', "r": ' + body + b"}\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Completed:
+    """A conversation ready to grade, why, and whether it was complete before (a re-open)."""
+
+    conversation: Conversation
+    reason: Completion
+    reopened: bool
+
+
+class Conversations:
+    """The conversations being held, open and recently completed. Not thread-safe: one grading thread owns it."""
+
+    def __init__(self, settings: ConversationSettings, clock: Callable[[], float]) -> None:
+        self.settings = settings
+        self.clock = clock
+        self.open: OrderedDict[str, Held] = OrderedDict()  # least recently active first
+        self.completed: OrderedDict[str, Held] = OrderedDict()  # earliest completed first
+        self.nbytes = 0
+        self._deadlines: list[tuple[float, str]] = []  # (settle deadline, id); stale entries are skipped
+        self.reopened_total = 0
+        self.journal: Journal | None = None
+
+    def restore(self, journal: Journal) -> int:
+        """Hold again what the journal kept (open conversations settle `settle` from now) and keep writing to it;
+        the number of conversations held again."""
+        now = self.clock()
+        for record in journal.read():
+            cid = str(record["c"])
+            held = self.open.pop(cid, None) or self.completed.pop(cid, None)
+            if held is None:
+                held = Held(cid)
+                self.nbytes += held.nbytes
+            if record.get("forget"):
+                self.nbytes -= held.nbytes
+                continue
+            if record.get("done"):
+                held.completed_at = now
+                self.completed[cid] = held
+                continue
+            if held.completed_at is not None:
+                held.completed_at, held.reopened = None, held.reopened + 1
+            self.nbytes += held.put(
+                (str(record.get("t")), str(record.get("s"))),
+                json.dumps(record.get("r"), separators=(",", ":"), ensure_ascii=False).encode(),
+            )
+            held.last_run = now
+            self.open[cid] = held
+        for cid in self.open:
+            self._push_deadline(now + self.settings.settle, cid)
+        self.journal = journal
+        journal.rewrite([*self.completed.values(), *self.open.values()])
+        return len(self)
+
+    def __len__(self) -> int:
+        return len(self.open) + len(self.completed)
+
+    def add(self, run: Trajectory) -> list[Completed]:
+        """Hold a request run that names a conversation; what completes because of it (its own conversation when
+        the run ends it, the oldest open ones when the caps need room)."""
+        cid = run.conversation_id
+        if cid is None:
+            return []
+        now = self.clock()
+        held = self.open.pop(cid, None)
+        was_open = held is not None
+        reopened = False
+        if held is None:
+            held = self.completed.pop(cid, None)
+            if held is not None:
+                reopened = True
+                held.reopened += 1
+                held.completed_at = None
+                self.reopened_total += 1
+            else:
+                held = Held(cid)
+                self.nbytes += held.nbytes
+        self.open[cid] = held
+        body = run.model_dump_json().encode()
+        self.nbytes += held.put((run.trace_id, run.span_id), body)
+        held.last_run = now
+        if self.journal is not None:
+            self.journal.turn(cid, (run.trace_id, run.span_id), body)
+        done: list[Completed] = []
+        if run.ends_conversation:
+            done.append(self._complete(held, "ended", reopened or held.reopened > 0))
+        elif not was_open:  # an open one has its entry already: `due` moves it on to its latest run
+            self._push_deadline(now + self.settings.settle, cid)
+        done.extend(self._make_room())
+        return done
+
+    def due(self, limit: int = SETTLE_BATCH) -> list[Completed]:
+        """Up to `limit` of the open conversations whose last run is `settle` old, earliest deadline first (the
+        others stay due: `next_deadline` has passed until the calls that follow take them); completed ones past
+        `keep_completed` forgotten, a bounded number per call too."""
+        now = self.clock()
+        done: list[Completed] = []
+        while self._deadlines and self._deadlines[0][0] <= now and len(done) < limit:
+            _, cid = heapq.heappop(self._deadlines)
+            held = self.open.get(cid)
+            if held is None:
+                continue  # completed before its deadline (an end marker, the caps)
+            if held.last_run + self.settings.settle <= now:
+                done.append(self._complete(held, "settled", held.reopened > 0))
+            else:
+                heapq.heappush(self._deadlines, (held.last_run + self.settings.settle, cid))
+        keep = self.settings.keep_completed
+        for _ in range(FORGET_BATCH):
+            if not self.completed:
+                break
+            cid, held = next(iter(self.completed.items()))
+            if held.completed_at is None or held.completed_at + keep > now:
+                break
+            self._forget(cid)
+        return done
+
+    def _push_deadline(self, deadline: float, cid: str) -> None:
+        """One entry per open conversation, plus those of conversations completed before their deadline: when these
+        outnumber the open ones, the heap is built again from the open ones (so it is bounded by the caps)."""
+        heapq.heappush(self._deadlines, (deadline, cid))
+        if len(self._deadlines) > 2 * len(self.open) + 1024:
+            settle = self.settings.settle
+            self._deadlines = [(held.last_run + settle, c) for c, held in self.open.items()]
+            heapq.heapify(self._deadlines)
+
+    def next_deadline(self) -> float | None:
+        """When the next open conversation may settle (None: none open)."""
+        return self._deadlines[0][0] if self._deadlines else None
+
+    def drain(self) -> list[Completed]:
+        """Every open conversation, complete now (shutdown without a spool to keep them)."""
+        return [self._complete(held, "shutdown", held.reopened > 0) for held in list(self.open.values())]
+
+    def _complete(self, held: Held, reason: Completion, reopened: bool) -> Completed:
+        self.open.pop(held.conversation_id, None)
+        held.completed_at = self.clock()
+        self.completed[held.conversation_id] = held
+        if self.journal is not None:
+            self.journal.state(held.conversation_id, "done")
+        return Completed(held.conversation(), reason, reopened)
+
+    def _forget(self, cid: str) -> None:
+        held = self.completed.pop(cid)
+        self.nbytes -= held.nbytes
+        if self.journal is not None:
+            self.journal.state(cid, "forget")
+            if self.journal.written > 2 * self.nbytes + JOURNAL_SLACK:
+                self.journal.rewrite([*self.completed.values(), *self.open.values()])
+
+    def _make_room(self) -> list[Completed]:
+        """Within the caps: forget the earliest completed conversations, then grade the least recently active
+        open ones as they stand."""
+        cap, max_bytes = self.settings.max_conversations, self.settings.max_bytes
+        while self.completed and (len(self) > cap or self.nbytes > max_bytes):
+            self._forget(next(iter(self.completed)))
+        done: list[Completed] = []
+        while len(self.open) > 1 and (len(self.open) > cap or self.nbytes > max_bytes):
+            held = next(iter(self.open.values()))
+            done.append(self._complete(held, "evicted", held.reopened > 0))
+            self._forget(held.conversation_id)
+        return done

@@ -1,0 +1,287 @@
+"""A grading worker: `otelgrade serve`'s grading process without listeners of its own. Requests come from the
+receiving process over its stdin (only traces whose id hashes to this worker); answers, metrics, and the runs
+and grades for the grades page go back over its stdout. Everything else (assembly, the spool in a folder of
+its own, grading, sinks, reload when the config file changes, bounded shutdown) is the single process's."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import orjson
+from prometheus_client.openmetrics.exposition import generate_latest
+
+from otelgrade.config import Config, load_config
+from otelgrade.core.results import Grade
+from otelgrade.core.settings import ReceiverSettings
+from otelgrade.core.trajectory import Conversation, Trajectory
+from otelgrade.export.ui import RunStore
+from otelgrade.export.ui.store import slim
+from otelgrade.intake.receivers import ExportResult, InvalidRequest, Overloaded
+from otelgrade.intake.receivers.base import Ingest
+from otelgrade.service.admin import pages_url
+from otelgrade.service.server import Server, _setup_logging
+from otelgrade.service.workers import frames
+
+log = logging.getLogger("otelgrade.worker")
+
+BUSY_CHECK_SECONDS = 0.05  # how often the worker tells the receiving process whether it wants senders to wait
+UNMATCHED_EVERY = 10  # busy checks between looks at what arrived and was not graded
+
+
+def for_worker(config: Config, index: int, count: int) -> Config:
+    """The config as worker `index` of `count` runs it: no listeners (the receiving process has them), a spool
+    folder of its own (`worker-<index>` in `spool_dir`; worker 0 uses `spool_dir` itself), and its share of the
+    memory limits."""
+    receivers = ReceiverSettings.model_validate(
+        {
+            **{name: None for name in config.receiver_addresses()},
+            "max_request_bytes": config.receivers.max_request_bytes,
+            "body_read_timeout": config.receivers.body_read_timeout,
+        }
+    )
+    durability = config.durability
+    if durability.spool_dir and index:  # worker 0 keeps the folder, and so replays what one process spooled there
+        durability = durability.model_copy(update={"spool_dir": str(Path(durability.spool_dir) / f"worker-{index}")})
+    limits = config.limits.model_copy(update={"max_bytes_held": max(1, config.limits.max_bytes_held // count)})
+    assembly = config.assembly.model_copy(update={"max_traces": max(1, config.assembly.max_traces // count)})
+    ui = config.ui  # links (webhooks, alerts) name the receiving process's grades page, not a worker's
+    if not ui.external_url and (page := pages_url(config)):
+        ui = ui.model_copy(update={"external_url": page})
+    return dataclasses.replace(
+        config,
+        ui=ui,
+        receivers=receivers,
+        metrics=config.metrics.model_copy(update={"endpoint": None, "tls": None, "auth": None}),
+        durability=durability,
+        limits=limits,
+        assembly=assembly,
+    )
+
+
+class Uplink:
+    """Frames to the receiving process, from any thread, in order: gathered, and written by the event loop once per
+    wake-up (a wake-up per frame cost more than the frames)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, transport: asyncio.WriteTransport) -> None:
+        self._loop = loop
+        self.transport = transport
+        self._waiting: list[bytes] = []
+        self._lock = threading.Lock()
+
+    def send(self, data: bytes) -> None:
+        with self._lock:
+            self._waiting.append(data)
+            if len(self._waiting) > 1:
+                return  # a write is already due
+        if not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: shutting down
+                self._loop.call_soon_threadsafe(self._write)
+
+    def _write(self) -> None:
+        with self._lock:
+            waiting, self._waiting = self._waiting, []
+        if not self.transport.is_closing():
+            self.transport.writelines(waiting)
+
+    async def drain(self) -> None:
+        """Wait until what was sent is written (the grades of the last runs, at shutdown)."""
+        await asyncio.sleep(0)
+        while (self._waiting or self.transport.get_write_buffer_size()) and not self.transport.is_closing():
+            await asyncio.sleep(0.01)
+
+
+class RunFeed(RunStore):
+    """The grades page's store in a worker: each run and grade goes to the receiving process, whose page shows
+    them; the worker keeps none."""
+
+    def __init__(self, uplink: Uplink) -> None:
+        super().__init__(1)
+        self.uplink = uplink
+
+    def add_run(self, trajectory: Trajectory) -> None:
+        if isinstance(trajectory, Conversation):  # the page lists its turns
+            self.uplink.send(frames.frame(frames.CONVERSATION, trajectory.model_dump_json().encode()))
+        else:
+            page = slim(trajectory).model_dump_json().encode()
+            self.uplink.send(frames.run_frame(trajectory.trace_id, trajectory.span_id, page))
+
+    def write(self, grades: Sequence[Grade]) -> None:
+        if grades:
+            self.uplink.send(frames.frame(frames.GRADES, orjson.dumps(list(grades), default=str)))
+
+
+class PipeReceiver:
+    """The worker's one receiver: export requests from the receiving process, read from a pipe."""
+
+    def __init__(self, ingest: Ingest, server: Server, reader: asyncio.StreamReader, uplink: Uplink) -> None:
+        self.ingest = ingest
+        self.server = server
+        self.reader = reader
+        self.uplink = uplink
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._reading: asyncio.Task[None] | None = None
+        self._busy: asyncio.Task[None] | None = None
+        self._told = b""  # what was last said of the runs not graded
+        self._closing = False  # shutting down: requests are refused, turns routed here still held
+        self._finish = asyncio.Event()  # every worker has graded what it held: no more turns come
+
+    async def start(self) -> int:
+        self._reading = asyncio.create_task(self._read())
+        self._busy = asyncio.create_task(self._report_busy())
+        self.uplink.send(frames.frame(frames.READY))
+        return 0
+
+    async def stop(self) -> None:
+        """Stop taking requests; the pipe is still read for the turns other workers route here while they grade
+        what they hold (until `finish`)."""
+        self._closing = True
+        if self._busy is not None:
+            self._busy.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=5.0)
+
+    async def finish(self, deadline: float) -> None:
+        """At shutdown, once what this worker held is graded: say so, and wait (until `deadline`) for every worker
+        to have, so the turns they route here are held before conversations are finished or kept."""
+        self.uplink.send(frames.frame(frames.DRAINED))
+        try:
+            await asyncio.wait_for(self._finish.wait(), max(0.0, deadline - self.server.clock()))
+        except TimeoutError:
+            log.warning(
+                "shutdown: not every grading worker graded what it held within server.shutdown_timeout; conversation "
+                "turns routed here from now on are not held (counted in otelgrade_log_records_dropped_total)"
+            )
+        if self._reading is not None:
+            self._reading.cancel()
+
+    async def _read(self) -> None:
+        while (got := await frames.read_frame(self.reader)) is not None:
+            try:
+                self._take(*got)
+            except Exception:  # one frame that does not read must not stop the others
+                log.exception("a frame from the receiving process could not be read")
+        log.info("the receiving process closed the pipe: stopping")
+        os.kill(os.getpid(), signal.SIGTERM)  # the server's own graceful, bounded shutdown
+
+    def _take(self, kind: int, payload: bytes) -> None:
+        """Act on one frame from the receiving process."""
+        if kind == frames.EXPORT and self._closing:
+            (request_id,) = frames.ID.unpack_from(payload)
+            refused = ExportResult(0, "otelgrade is shutting down; retry later")
+            self.uplink.send(frames.result_frame(request_id, frames.OVERLOADED, refused))
+        elif kind == frames.EXPORT:
+            task = asyncio.create_task(self._export(payload))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif kind == frames.HOLD_TURN:
+            self.server._turns_received([payload.decode()])
+        elif kind == frames.FINISH:
+            self._finish.set()
+        elif kind == frames.SCRAPE:
+            self._tell_unmatched()  # first: whoever reads these metrics then sees the page agree
+            text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
+            self.uplink.send(frames.frame(frames.METRICS, payload[: frames.ID.size], text))
+
+    async def _export(self, payload: bytes) -> None:
+        request_id, signal_, encoding, protocol, body = frames.read_export(payload)
+        status, result = frames.OK, ExportResult()
+        try:
+            result = await self.ingest.export(signal_, body, encoding, protocol)
+        except InvalidRequest as exc:
+            status, result = frames.INVALID, ExportResult(0, str(exc))
+        except Overloaded as exc:
+            status, result = frames.OVERLOADED, ExportResult(0, str(exc))
+        except Exception as exc:  # answered, so the sender retries rather than waits
+            log.exception("keeping a request failed")
+            status, result = frames.OVERLOADED, ExportResult(0, f"the grading worker failed: {exc}")
+        self.uplink.send(frames.result_frame(request_id, status, result))
+
+    async def _report_busy(self) -> None:
+        """Tell the receiving process when this worker starts or stops wanting senders to wait, and what arrived
+        here without being graded (for the grades page) when that changes."""
+        was = False
+        checks = itertools.count()
+        while True:
+            busy = self.ingest.busy()
+            if busy != was:
+                was = busy
+                self.uplink.send(frames.frame(frames.BUSY, b"\1" if busy else b"\0"))
+            if next(checks) % UNMATCHED_EVERY == 0:
+                self._tell_unmatched()
+            await asyncio.sleep(BUSY_CHECK_SECONDS)
+
+    def _tell_unmatched(self) -> None:
+        unmatched = orjson.dumps(dataclasses.asdict(self.server.pipeline.grading.unmatched_runs()))
+        if unmatched != self._told:
+            self._told = unmatched
+            self.uplink.send(frames.frame(frames.UNMATCHED, unmatched))
+
+
+async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd_out: int) -> int:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=2**31)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd_in, "rb", buffering=0))
+    transport, _ = await loop.connect_write_pipe(asyncio.Protocol, os.fdopen(fd_out, "wb", buffering=0))
+    uplink = Uplink(loop, transport)
+
+    def load(path: str | Path | None = None) -> Config:
+        return for_worker(load_config(path), index, count)
+
+    server = Server(load(config_path), config_path, runs=RunFeed(uplink))
+    server.reloader.load = load
+    if count > 1 and server.turn_router is None:  # a conversation's turns meet in the worker that owns it
+
+        def route_turn(run: Trajectory) -> None:
+            uplink.send(frames.turn_frame(run.conversation_id or "", run.model_dump_json().encode()))
+
+        server.pipeline.grading.turn_router = route_turn
+    receivers: list[PipeReceiver] = []
+
+    def make(ingest: Ingest) -> PipeReceiver:
+        receivers.append(PipeReceiver(ingest, server, reader, uplink))
+        return receivers[-1]
+
+    async def finish(deadline: float) -> None:
+        for receiver in receivers:
+            await receiver.finish(deadline)
+
+    server.extra_receivers.append(make)
+    server.before_finishing = finish
+    code = await server.serve()
+    await uplink.drain()
+    transport.close()
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m otelgrade.service.workers.worker CONFIG|- INDEX COUNT`, started by the receiving process."""
+    path, index, count = argv if argv is not None else sys.argv[1:]
+    _setup_logging()
+    for handler in logging.getLogger().handlers:  # which worker said it
+        handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s [worker {index}] %(name)s: %(message)s"))
+    # The frames get stdin and stdout to themselves: anything else printed goes to stderr, with the logs.
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    os.dup2(2, 1)
+    with open(os.devnull, "rb") as devnull:
+        os.dup2(devnull.fileno(), 0)
+    with contextlib.suppress(AttributeError, OSError):
+        # Linux: die with the receiving process when it is killed, as one process would (its spool replays what
+        # was held); a receiving process that stops normally has stopped its workers first.
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    return asyncio.run(_serve(None if path == "-" else path, int(index), int(count), fd_in, fd_out))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
