@@ -408,6 +408,11 @@ class ServerSettings(Strict):
     # Grading processes, each owning the traces whose id hashes to it; the receiving process routes spans to
     # them. 1 (the default): a single process. `auto`: one per core available. `OTELGRADE_WORKERS` overrides.
     workers: int | Literal["auto"] = 1
+    # With workers: one that has not answered the receiving process's heartbeat (or a request) within
+    # `worker_timeout` is late: /readyz says 503 and the requests for its traces get 503 / UNAVAILABLE; one still
+    # silent after `worker_restart_after` is killed and started again (its spool replays what it held).
+    worker_timeout: Duration = Field(5.0, gt=0)
+    worker_restart_after: Duration = Field(30.0, gt=0)
 
     @field_validator("workers")
     @classmethod

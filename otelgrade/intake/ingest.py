@@ -44,29 +44,46 @@ def _describe(rejected: dict[str, int], noun: str) -> str:
 
 
 class Receiving:
-    """The bytes of request bodies being received at once, bounded by `max_bytes_receiving`."""
+    """The bytes of request bodies being received at once, bounded by `max_bytes_receiving`, split fairly: while
+    the allowance is full, a sender may still take up to its share of it (the allowance / the senders receiving,
+    itself included), so many slow senders cannot keep a small one out; one over its share is refused while the
+    allowance is full. Shares taken while it is full never bring the total past twice the allowance."""
 
     def __init__(self, metrics: Metrics, max_bytes_receiving: int) -> None:
         self.metrics = metrics
         self.max_bytes_receiving = max_bytes_receiving
         self._receiving = 0
+        self._senders: dict[object, int] = {}  # what each sender receiving now holds (by its id)
 
-    def fits(self, nbytes: int) -> bool:
-        """Whether `nbytes` more may be received now: within `max_bytes_receiving`, or nothing else is."""
-        return not self._receiving or self._receiving + nbytes <= self.max_bytes_receiving
+    def fits(self, nbytes: int, sender: object = None) -> bool:
+        """Whether `nbytes` more may be received now for `sender`: within `max_bytes_receiving`, or nothing else
+        is, or within the sender's fair share (and twice the allowance)."""
+        allowance = self.max_bytes_receiving
+        if not self._receiving or self._receiving + nbytes <= allowance:
+            return True
+        held = self._senders.get(id(sender), 0) if sender is not None else 0
+        senders = len(self._senders) + (held == 0)
+        return held + nbytes <= allowance / senders and self._receiving + nbytes <= 2 * allowance
 
     @contextlib.contextmanager
-    def receiving(self, nbytes: int) -> Iterator[None]:
-        """Count `nbytes` of a request body as being received for the block; raises `Overloaded` when they would
-        not `fit`. Receivers count a body as it arrives, piece by piece."""
-        if not self.fits(nbytes):
+    def receiving(self, nbytes: int, sender: object = None) -> Iterator[None]:
+        """Count `nbytes` of a request body as being received for `sender` during the block (None: a sender of its
+        own); raises `Overloaded` when they would not `fit`. Receivers count a body as it arrives, piece by piece,
+        for the request it belongs to."""
+        if not self.fits(nbytes, sender):
             raise Overloaded("too many bytes are being received at once; retry later")
+        key: object = object() if sender is None else id(sender)  # requests are not hashable; each lives this long
+        self._senders[key] = self._senders.get(key, 0) + nbytes
         self._receiving += nbytes
         self.metrics.bytes_receiving.set(self._receiving)
         try:
             yield
         finally:
             self._receiving -= nbytes
+            if (left := self._senders[key] - nbytes) > 0:
+                self._senders[key] = left
+            else:
+                del self._senders[key]
             self.metrics.bytes_receiving.set(self._receiving)
 
 

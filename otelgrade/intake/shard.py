@@ -4,7 +4,8 @@ without decoding what is handed on: each worker gets a request holding its items
 The request is read as an envelope whose resources, scopes and items stay undecoded bytes (traces and logs
 share that shape: resource = 1, scopes = 2, schema_url = 3; scope = 1, items = 2, schema_url = 3); only an
 item's trace id is read, from the bytes' front when the sender wrote it first (as the OpenTelemetry SDKs
-do for spans), else by parsing that one field. A conversation's turn record goes by its conversation
+do for spans) and it cannot occur again, else by parsing that one field (the last occurrence wins, as in the
+worker's decode). A conversation's turn record goes by its conversation
 instead. A worker's part is the same envelope holding only its items, a valid export request of the signal.
 """
 
@@ -30,6 +31,7 @@ _PACKAGE = "otelgrade.shard"
 # Where an item's trace id is: Span.trace_id = 1, LogRecord.trace_id = 9 (both bytes).
 _TRACE_FIELD: dict[Signal, int] = {"traces": 1, "logs": 9}
 _TRACE_ID_LEN = 16
+_FIRST_TRACE_ID = b"\n\x10"  # a span's field 1 (trace_id), 16 bytes long: its tag and length
 CONVERSATION_ID = "gen_ai.conversation.id"  # where a turn record names its conversation
 _TURN_MARK = CONVERSATION_TURN_EVENT.encode()
 
@@ -79,9 +81,10 @@ def owner(trace_id: bytes, workers: int) -> int:
 
 
 def trace_id_of(item: bytes, signal: Signal) -> bytes:
-    """The raw trace id of a span's or log record's bytes (b"" when it has none or does not parse)."""
-    if signal == "traces" and item[:2] == b"\n\x10":  # field 1, 16 bytes long: written first
-        return item[2:18]
+    """The raw trace id of a span's or log record's bytes (b"" when it has none or does not parse), as decoding
+    reads it: a field given twice is read from its last occurrence (protobuf's rule)."""
+    if signal == "traces" and item[:2] == _FIRST_TRACE_ID and item.find(_FIRST_TRACE_ID, 18) < 0:
+        return item[2:18]  # written first, and nothing after it could be the field again
     try:
         ids: Any = _types()[1 if signal == "traces" else 2].FromString(item)
     except _ProtoDecodeError:

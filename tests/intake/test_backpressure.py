@@ -102,7 +102,7 @@ def test_a_request_is_refused_before_its_body_is_read_while_others_fill_the_rece
     second = http.client.HTTPConnection("127.0.0.1", server.http_port, timeout=10)
     second.putrequest("POST", "/v1/traces")
     second.putheader("Content-Type", "application/x-protobuf")
-    second.putheader("Content-Length", str(MIB))
+    second.putheader("Content-Length", str(MIB + MIB // 4))  # more than its fair share: 2 MiB / 2 senders
     second.endheaders()  # headers only: the answer must come without the body being sent
     refused = second.getresponse()
     assert refused.status == 503 and refused.getheader("Retry-After") == "2"

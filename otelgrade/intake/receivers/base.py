@@ -64,13 +64,15 @@ class Ingest(Protocol):
         """True while senders should back off (answer 503 / UNAVAILABLE before reading the body)."""
         ...
 
-    def fits(self, nbytes: int) -> bool:
-        """Whether `nbytes` more could be counted as being received now (what `receiving` would allow)."""
+    def fits(self, nbytes: int, sender: object = None) -> bool:
+        """Whether `nbytes` more could be counted as being received now for `sender` (what `receiving` would
+        allow)."""
         ...
 
-    def receiving(self, nbytes: int) -> AbstractContextManager[None]:
-        """Count `nbytes` of a body as being received while the block runs (reading, decoding, keeping);
-        raises `Overloaded` when too many bytes are being received at once."""
+    def receiving(self, nbytes: int, sender: object = None) -> AbstractContextManager[None]:
+        """Count `nbytes` of a body as being received for `sender` (a request: what identifies it for the fair
+        split of the allowance; None: a sender of its own) while the block runs (reading, decoding, keeping);
+        raises `Overloaded` when too many bytes are being received at once and the sender has its share."""
         ...
 
     async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> ExportResult:

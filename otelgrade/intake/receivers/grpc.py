@@ -21,12 +21,15 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from google.protobuf import any_pb2, duration_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 from otelgrade.core.settings import TlsSettings
 from otelgrade.intake.receivers.access import OPEN, Access
 from otelgrade.intake.receivers.base import (
+    RETRY_AFTER_SECONDS,
     Ingest,
     InvalidRequest,
     Overloaded,
@@ -58,9 +61,9 @@ async def _export(
     try:
         if ingest.busy():
             raise Overloaded("otelgrade is holding as much as it may; retry later")
-        with ingest.receiving(ingest.max_request_bytes):  # the most grpc may hold while it reads the message
+        with ingest.receiving(ingest.max_request_bytes, context):  # the most grpc may hold while reading it
             request = await _read_message(requests, ingest.body_read_timeout)
-        with ingest.receiving(len(request)):
+        with ingest.receiving(len(request), context):
             result = await ingest.export(signal, request, "protobuf", PROTOCOL)
     except InvalidRequest as exc:
         metrics.requests.labels(PROTOCOL, signal, "invalid").inc()
@@ -68,7 +71,8 @@ async def _export(
         raise  # abort() raises; this line only satisfies the type checker
     except Overloaded as exc:
         metrics.requests.labels(PROTOCOL, signal, "overloaded").inc()
-        await context.abort(grpc.StatusCode.UNAVAILABLE, safe_message(str(exc)))  # OTLP exporters retry with backoff
+        message = safe_message(str(exc))
+        await context.abort(grpc.StatusCode.UNAVAILABLE, message, retry_advice(message))  # OTLP exporters retry
         raise
     except TimeoutError:
         metrics.requests.labels(PROTOCOL, signal, "timeout").inc()
@@ -81,6 +85,20 @@ async def _export(
         raise
     metrics.requests.labels(PROTOCOL, signal, "partial" if result.rejected else "ok").inc()
     return export_response(signal, result)
+
+
+def retry_advice(message: str) -> tuple[tuple[str, bytes], ...]:
+    """Trailing metadata telling the sender when to retry (the OTLP spec's throttling): a `RetryInfo` in the status
+    details (`grpc-status-details-bin`, read by Go exporters and the Collector), and on its own
+    (`google.rpc.retryinfo-bin`, read by the Python exporter)."""
+    retry = error_details_pb2.RetryInfo(retry_delay=duration_pb2.Duration(seconds=RETRY_AFTER_SECONDS))
+    detail = any_pb2.Any()
+    detail.Pack(retry)
+    status = status_pb2.Status(code=code_pb2.UNAVAILABLE, message=message, details=[detail])
+    return (
+        ("grpc-status-details-bin", status.SerializeToString()),
+        ("google.rpc.retryinfo-bin", retry.SerializeToString()),
+    )
 
 
 async def _read_message(requests: AsyncIterator[bytes], timeout: float) -> bytes:

@@ -77,7 +77,7 @@ async def _read_counted(request: web.Request, ingest: Ingest, counted: contextli
         async for chunk in request.content.iter_any():
             if len(body) + len(chunk) > limit:
                 raise RequestTooLarge(f"the body is over the {limit}-byte limit")
-            counted.enter_context(ingest.receiving(len(chunk)))
+            counted.enter_context(ingest.receiving(len(chunk), request))
             body += chunk
     return bytes(body)
 
@@ -104,8 +104,9 @@ class HttpReceiver:
         self.app = web.Application(middlewares=access.middlewares(self._unauthenticated))
         self.app.router.add_post("/v1/traces", self._traces)
         self.app.router.add_post("/v1/logs", self._logs)
-        # auto_decompress=False: aiohttp would inflate gzip bodies itself, without our cap.
-        self._runner = web.AppRunner(self.app, auto_decompress=False, access_log=None)
+        # auto_decompress=False: aiohttp would inflate gzip bodies itself, without our cap. handler_cancellation: a
+        # request whose sender went away stops, and gives back the receive allowance it held (see `_export`).
+        self._runner = web.AppRunner(self.app, auto_decompress=False, access_log=None, handler_cancellation=True)
         self._site: web.TCPSite | None = None
 
     async def start(self) -> int:
@@ -132,7 +133,7 @@ class HttpReceiver:
         declared length does not fit in the receive allowance is refused before its body is read."""
         try:
             with contextlib.ExitStack() as counted:
-                if request.content_length is not None and not self._ingest.fits(request.content_length):
+                if request.content_length is not None and not self._ingest.fits(request.content_length, request):
                     raise Overloaded("too many bytes are being received at once; retry later")
                 return await self._export(request, signal, counted)
         except Overloaded:
@@ -171,7 +172,7 @@ class HttpReceiver:
         try:
             body = await _read_counted(request, ingest, counted)
             if content_encoding == "gzip":
-                counted.enter_context(ingest.receiving(limit))  # the most it may inflate to
+                counted.enter_context(ingest.receiving(limit, request))  # the most it may inflate to
                 body = await asyncio.to_thread(gunzip_capped, body, limit)
         except RequestTooLarge as exc:
             count.labels(PROTOCOL, signal, "too_large").inc()
@@ -185,7 +186,10 @@ class HttpReceiver:
             count.labels(PROTOCOL, signal, "invalid").inc()
             return _status(400, code_pb2.INVALID_ARGUMENT, f"invalid gzip body: {exc}", encoding)
         try:
-            result = await ingest.export(signal, body, encoding, PROTOCOL)
+            # Shielded: a request kept in part (spooled, handed to a worker) is kept whole though its sender went away.
+            keeping = asyncio.ensure_future(ingest.export(signal, body, encoding, PROTOCOL))
+            keeping.add_done_callback(_outcome_read)
+            result = await asyncio.shield(keeping)
         except InvalidRequest as exc:
             count.labels(PROTOCOL, signal, "invalid").inc()
             return _status(400, code_pb2.INVALID_ARGUMENT, str(exc), encoding)
@@ -197,6 +201,12 @@ class HttpReceiver:
             return _status(500, code_pb2.INTERNAL, "internal error while receiving the request", encoding)
         count.labels(PROTOCOL, signal, "partial" if result.rejected else "ok").inc()
         return web.Response(body=_encode(export_response(signal, result), encoding), content_type=_MEDIA_TYPE[encoding])
+
+
+def _outcome_read(task: asyncio.Future[Any]) -> None:
+    """Read a shielded export's outcome, which nobody awaits once its sender has gone."""
+    if not task.cancelled():
+        task.exception()
 
 
 def gunzip_capped(data: bytes, limit: int) -> bytes:

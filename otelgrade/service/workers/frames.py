@@ -16,6 +16,7 @@ EXPORT = 1  # a request to keep: EXPORT_HEAD, the protocol's name, the body
 SCRAPE = 2  # the worker's metrics, please: request id
 HOLD_TURN = 3  # a run that is a turn of a conversation this worker owns (trajectory JSON)
 FINISH = 4  # shutting down: every worker has graded what it held, so no more turns come; finish conversations
+PING = 5  # are you there? (the heartbeat): answered at once with PONG
 # Worker -> receiving process.
 RESULT = 11  # a request's answer: RESULT_HEAD, the message
 METRICS = 12  # request id, the worker's metrics in the OpenMetrics text format
@@ -26,6 +27,7 @@ BUSY = 16  # one byte: 1 while the worker wants senders to back off, 0 once it d
 CONVERSATION = 17  # a conversation about to be graded (its trajectory JSON, turns included)
 TURN = 19  # a run that is a turn of a conversation: ID-length-prefixed conversation id, then trajectory JSON
 DRAINED = 20  # shutting down: what the worker held is graded (its turns sent up before this); it awaits FINISH
+PONG = 21  # the heartbeat's answer
 UNMATCHED = 18  # what arrived and was not graded since the worker started (`UnmatchedRuns` as JSON), when it changes
 
 EXPORT_HEAD = struct.Struct("!IBBB")  # request id, signal, encoding, length of the protocol's name

@@ -47,12 +47,13 @@ from otelgrade.intake.shard import ShardError, owner, split
 from otelgrade.service.admin import Admin
 from otelgrade.service.server import STOP_GRACE_SECONDS
 from otelgrade.service.workers import frames
+from otelgrade.service.workers.health import Heartbeat, WorkerWatch, refusal
 from otelgrade.service.workers.merge import Merged
 
 log = logging.getLogger("otelgrade")
 
 RESTART_DELAY_SECONDS = (0.1, 1.0, 5.0)  # before a worker that exited is started again (repeated exits wait longer)
-SCRAPE_TIMEOUT_SECONDS = 5.0
+SCRAPE_TIMEOUT_SECONDS = 2.0  # the most /metrics waits for a worker (that answers the heartbeat) to send its metrics
 DRAINED_CHECK_SECONDS = 0.02  # at shutdown, how often the receiving process looks whether every worker is drained
 
 
@@ -74,6 +75,8 @@ class Worker:
         self.busy = False
         self.unmatched: UnmatchedRuns | None = None  # as the worker last told it
         self.restarts = 0
+        self.heartbeat = Heartbeat()
+        self.stopped_for: str | None = None  # why the receiving process killed it (None: it was not)
         self._waiting: dict[int, asyncio.Future[tuple[int, bytes]]] = {}
         self._ids = itertools.count(1)
         self._reading: asyncio.Task[None] | None = None
@@ -98,6 +101,17 @@ class Worker:
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.proc.returncode is None
+
+    @property
+    def started(self) -> bool:
+        return self.ready.is_set()
+
+    def ping(self) -> None:
+        self.tell(frames.frame(frames.PING))
+
+    def kill(self) -> None:
+        if self.alive and self.proc is not None:
+            self.proc.kill()  # a stopped process too
 
     async def export(self, signal_: Signal, encoding: Encoding, protocol: str, body: bytes) -> tuple[int, ExportResult]:
         request_id = next(self._ids)
@@ -124,12 +138,18 @@ class Worker:
             raise WorkerGone(f"grading worker {self.index} is not running")
         answer: asyncio.Future[tuple[int, bytes]] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = answer
+        timeout = self.front.config.server.worker_timeout
         try:
-            proc.stdin.write(data)
-            await proc.stdin.drain()
-            return await answer
+            async with asyncio.timeout(timeout):  # a worker that does not read its pipe holds the drain too
+                proc.stdin.write(data)
+                await proc.stdin.drain()
+                return await answer
         except (ConnectionError, BrokenPipeError) as exc:
             raise WorkerGone(f"grading worker {self.index} is not running") from exc
+        except TimeoutError:
+            raise WorkerGone(
+                f"grading worker {self.index} did not answer within {timeout:g}s (server.worker_timeout)"
+            ) from None
         finally:
             self._waiting.pop(request_id, None)
 
@@ -168,6 +188,8 @@ class Worker:
                 told["traces_without_run"],
                 tuple(tuple(s) for s in told["suites"]),
             )
+        elif kind == frames.PONG:
+            self.heartbeat.answered()
         elif kind == frames.BUSY:
             self.busy = payload == b"\1"
         elif kind == frames.DRAINED:
@@ -199,6 +221,10 @@ class Front(Receiving):
         self.body_read_timeout = config.receivers.body_read_timeout
         self.runs = RunStore(config.ui.keep)
         self.workers = [Worker(i, count, config_path, self) for i in range(count)]
+        server = config.server
+        self.watch = WorkerWatch(
+            self.workers, server.worker_timeout, server.worker_restart_after, self.metrics.registry
+        )
         self.ready = False
         self._stopping = False
         self._stop = asyncio.Event()
@@ -206,7 +232,9 @@ class Front(Receiving):
     # --- Ingest -------------------------------------------------------------------------------
 
     def busy(self) -> bool:
-        return any(w.busy or not w.ready.is_set() for w in self.workers)
+        """A worker asks senders to back off (it holds as much as it may). One that is starting or does not answer
+        refuses only the requests holding its traces (`export`), whatever it last said."""
+        return any(w.busy and self.watch.answering(w) for w in self.workers)
 
     async def export(self, signal: Signal, body: bytes, encoding: Encoding, protocol: str) -> ExportResult:
         if self.busy():
@@ -224,6 +252,9 @@ class Front(Receiving):
             )
         except (DecodeError, ShardError):
             parts = {0: body}  # the worker's decode says what is wrong with it
+        for index in parts:  # before any part is sent: a request is kept whole or refused whole
+            if why := refusal(self.workers[index], self.watch.timeout):
+                raise Overloaded(why)
         answers = await asyncio.gather(
             *(self.workers[i].export(signal, encoding, protocol, part) for i, part in parts.items()),
             return_exceptions=True,
@@ -232,7 +263,7 @@ class Front(Receiving):
         invalid = []
         for answer in answers:
             if isinstance(answer, WorkerGone):
-                raise Overloaded(f"{answer}; retry later")
+                raise Overloaded(f"{answer}; retry later")  # parts kept by other workers come again: duplicates
             if isinstance(answer, BaseException):
                 raise answer
             status, result = answer
@@ -279,6 +310,7 @@ class Front(Receiving):
             for worker in self.workers:
                 await worker.start()
             supervising = [asyncio.create_task(self._supervise(w)) for w in self.workers]
+            watching = asyncio.create_task(self.watch.run())
             await self._all_ready()
             receivers = await self._start_receivers()
         except Exception as exc:
@@ -292,6 +324,7 @@ class Front(Receiving):
         log.info("shutting down: refusing new requests, the workers grade what they hold")
         self.ready = False
         self._stopping = True
+        watching.cancel()  # a worker busy finishing is not killed for being slow to answer
         await asyncio.gather(*(r.stop() for r in receivers), return_exceptions=True)
         await self._stop_workers()
         for task in supervising:
@@ -318,7 +351,8 @@ class Front(Receiving):
             if self._stopping or not self.ready:
                 return
             delay = RESTART_DELAY_SECONDS[min(worker.restarts, len(RESTART_DELAY_SECONDS) - 1)]
-            log.error("grading worker %d exited with %s; starting it again in %gs", worker.index, code, delay)
+            if self.watch.restarted(worker) == "exited":  # a stuck one killed was logged when killed
+                log.error("grading worker %d exited with %s; starting it again in %gs", worker.index, code, delay)
             worker.restarts += 1
             worker.ready.clear()
             await asyncio.sleep(delay)
@@ -386,7 +420,7 @@ class Front(Receiving):
 
     async def _start_metrics_endpoint(self) -> web.AppRunner | None:
         def ready() -> bool:
-            return self.ready and all(w.ready.is_set() for w in self.workers)
+            return self.ready and all(self.watch.answering(w) for w in self.workers)
 
         return await ServiceAdmin(self, ready).start()
 
@@ -399,10 +433,14 @@ class ServiceAdmin(Admin):
         self.front = front
 
     async def _metrics_page(self, request: web.Request) -> web.Response:
-        workers = [w for w in self.front.workers if w.ready.is_set()]
+        watch = self.front.watch
+        workers = [w for w in self.front.workers if watch.answering(w)]  # none is waited for past its deadline
         scraped = await asyncio.gather(
             *(asyncio.wait_for(w.scrape(), SCRAPE_TIMEOUT_SECONDS) for w in workers), return_exceptions=True
         )
+        for worker, text in zip(workers, scraped, strict=True):
+            if not isinstance(text, str):
+                watch.up.labels(str(worker.index)).set(0)
         own = generate_latest(self.metrics.registry).decode()  # type: ignore[no-untyped-call]
         registry = CollectorRegistry(auto_describe=False)
         registry.register(Merged([own, *(t for t in scraped if isinstance(t, str))]))

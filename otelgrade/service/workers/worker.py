@@ -187,6 +187,8 @@ class PipeReceiver:
             self.server._turns_received([payload.decode()])
         elif kind == frames.FINISH:
             self._finish.set()
+        elif kind == frames.PING:  # answered by the event loop whatever the grading thread is doing
+            self.uplink.send(frames.frame(frames.PONG))
         elif kind == frames.SCRAPE:
             self._tell_unmatched()  # first: whoever reads these metrics then sees the page agree
             text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
