@@ -8,7 +8,8 @@ agent that received it; the library's handoff tool answers without a model call.
 `ChatOpenAI` (Chat Completions against OPENAI_BASE_URL); their tool nodes turn a tool's exception into an
 error message for the model (`handle_tool_errors=True`). Each request is wrapped in a `handle_request`
 span. Run as ../langgraph-swarm-openlit/capture.py (INSTRUMENTATION="openlit"), the same swarm is traced by
-OpenLIT (`openlit.init`, content on by default) instead.
+OpenLIT (`openlit.init`, content on by default) instead; run as ../langgraph-swarm-openinference-redacted/
+capture.py, OpenInference's hide switches are on and every run lists in `lacks` what the trace cannot carry.
 
 The ground truth is the request run of the swarm graph (`hotel_swarm`): the user's request, the last
 answer, every agent's model calls (counted by a callback on each agent's model) and tool calls
@@ -32,6 +33,7 @@ from langgraph_swarm import create_handoff_tool, create_swarm
 from opentelemetry import trace
 
 INSTRUMENTATION = globals().get("INSTRUMENTATION", "openinference")
+HIDDEN = globals().get("HIDDEN")  # what a run of a trace with content hidden cannot carry
 if INSTRUMENTATION == "openlit":
     import openlit
 
@@ -175,7 +177,7 @@ def run_request(request: str) -> None:
     # called, the same as the handoff messages when the graph returns them
     acted = [{"from": a, "to": b} for a, b in pairwise(model_calls)]
     assert told is None or told == acted, (told, acted)
-    s.finish(output, status, sum(model_calls.values()))
+    s.finish(output, status, sum(model_calls.values()), lacks=HIDDEN)
     request_run.update(
         handoffs=acted,
         nested_runs_allowed=True,
