@@ -185,13 +185,22 @@ _ONE_WITNESS = {
 }
 
 
+_DECIDED_BY = {
+    "dialect": " (decided by: a span states it)",
+    "nested_invocation": " (decided by: the agent ran inside the call)",
+    "agent_acted": " (decided by: the agent it hands to acted during or right after it)",
+    "name_hint": " (decided by: the framework's name for a transfer, nothing in the trace said otherwise)",
+}
+
+
 def _describe_run(run: Trajectory, out: TextIO) -> None:
     """What `inspect` says of a run beyond its spans: what it is, handoffs, and what could not be read."""
     kind = "request" if run.parent_span_id is None else f"nested in {run.parent_span_id}"
     agents = f", agents {', '.join(run.agents)}" if run.agents else ""
     out.write(f"run {run.span_id} {run.agent_name or '-'} ({kind}{agents})\n")
     for handoff in run.handoffs:
-        out.write(f"  handoff at step {handoff.step}: {handoff.from_agent} -> {handoff.to_agent}\n")
+        why = _DECIDED_BY.get(handoff.decided_by or "", "")
+        out.write(f"  handoff at step {handoff.step}: {handoff.from_agent} -> {handoff.to_agent}{why}\n")
     for unread in run.unread:
         out.write(f"  not understood: {unread.describe()}\n")
     for call in run.tool_calls:

@@ -48,6 +48,9 @@ class Handoff(BaseModel):
     to_agent: str | None = Field(default=None, alias="to")
     step: int = 0
     span_id: str | None = None
+    # what showed it: `dialect` (a span states it), `nested_invocation` (the agent ran inside the call),
+    # `agent_acted` (the agent it names, or the next one, acted during or right after it), `name_hint`
+    decided_by: str | None = None
 
 
 CallT = TypeVar("CallT", LLMCall, ToolCall)

@@ -27,8 +27,11 @@ class Dialect:
     blobs: frozenset[str] = frozenset()  # attributes holding whole conversations or schemas
     blob_prefixes: tuple[str, ...] = ()  # the same, for flattened attributes
     agent_name_keys: tuple[str, ...] = ()  # attributes that name the agent on any span of a run
-    # tools that deliver the run's answer rather than act (not tool calls of the agent)
+    # tools that deliver the run's answer rather than act (not tool calls of the agent): a hint, see `hints`
     answer_tools: frozenset[str] = frozenset()
+    # how the frameworks it traces name their control transfers (regular expressions over the tool name in lower
+    # case, words joined by `_`): a hint that only breaks ties the trace's behaviour leaves open, see `handoffs`
+    transfer_names: tuple[str, ...] = ()
     # the framework's own event logger: scope name -> the event name its log records are kept under (they carry
     # the run's content without a GenAI event name; decode drops other such records)
     event_loggers: Mapping[str, str] = field(default_factory=dict)

@@ -10,7 +10,7 @@ from otelgrade.core.spans import AnySpan, LogEvent, Span
 from otelgrade.core.trajectory import PARTS, Trajectory
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
-from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, ToolFacts, TransferFacts
 from otelgrade.rebuild.runs import Notes
 from otelgrade.rebuild.trace import rebuild_trace
 from otelgrade.rebuild.tree import Tree
@@ -67,6 +67,8 @@ def _set_aside(facts: object, note: str | None, span: Span | None = None) -> tup
         return ("merged" if note.startswith("wraps") else "ignored"), note
     if isinstance(facts, ChainFacts):
         return "step", facts.why or "groups the run's work (a chain, workflow or step)"
+    if isinstance(facts, TransferFacts):
+        return "handoff", f"states a control transfer to {facts.to_agent or 'another agent'}"
     if isinstance(facts, RunFacts | LLMFacts | ToolFacts):
         return "ignored", "outside every run"
     if span is not None and (parts := would_hold(span)):

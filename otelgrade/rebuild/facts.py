@@ -65,7 +65,16 @@ class ChainFacts:
     input: str | None = None  # the request it was given, where the span records one (a graph node's input)
 
 
-Facts = RunFacts | LLMFacts | ToolFacts | ChainFacts
+@dataclass(slots=True)
+class TransferFacts:
+    """A span that states a control transfer (a handoff span, a graph's `goto` to a node): the agent it hands to,
+    and from, where the span says."""
+
+    to_agent: str | None = None
+    from_agent: str | None = None
+
+
+Facts = RunFacts | LLMFacts | ToolFacts | ChainFacts | TransferFacts
 
 
 @dataclass(slots=True)

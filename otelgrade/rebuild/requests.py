@@ -1,11 +1,12 @@
 """Group each agent's own runs into the requests users made: the run graders see by default.
 
 A request's root is the outermost agent-system span above its agents (a runner or workflow span, a crew
-kickoff, a supervisor graph), else its entry agent's span; agents nested in one another, or handing work to
-one another, belong to the same request. A request of one agent is that agent's run. A request of several
-holds every agent's model and tool calls in order, each saying whose it is; its control transfers
-(`transfer_to_*`, delegations) are `handoffs`, not tool calls; and each agent's own run is reported too, nested
-under the request (`parent_span_id`), as that agent's model saw it.
+kickoff, a supervisor graph, any instrumented span whose children are different agents: `systems`), else its
+entry agent's span; agents nested in one another, or handing work to one another, belong to the same request.
+A request of one agent is that agent's run. A request of several holds every agent's model and tool calls in
+order, each saying whose it is; its control transfers (decided by what the trace shows: `handoffs`) are
+`handoffs`, not tool calls; and each agent's own run is reported too, nested under the request
+(`parent_span_id`), as that agent's model saw it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
+from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated
 from otelgrade.rebuild.runs import Notes, Run, build
-from otelgrade.rebuild.transfers import is_transfer, named_agent
+from otelgrade.rebuild.systems import join_under_systems
+from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
 from otelgrade.rebuild.tree import Tree
 
 
@@ -35,37 +38,47 @@ def requests(
     in_runs = {s for r in runs for s in regions[r.root.span_id]}
     loose = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts) and sid not in in_runs}
     if len(agent_runs) == 1 and not loose:  # the common trace: one agent, every model call in its run
-        return [*out, _alone(built[agent_runs[0].root.span_id])]
+        only = agent_runs[0].root.span_id
+        return [*out, _alone(tree, classified, built[only], regions[only])]
     handed = _link(tree, runs, built)
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
+    names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
+    groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names)
     for root, members in groups.items():
         if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
-            out.append(_alone(built[members[0].root.span_id]))
+            only = members[0].root.span_id
+            out.append(_alone(tree, classified, built[only], regions[only]))
             continue
-        request = _request(tree, classified, root, members, built, regions, handed, notes)
+        request, transferred = _request(tree, classified, root, members, built, regions, handed, notes)
         out.append(request)
         for run in members:
             own = built[run.root.span_id]
             if own.span_id != request.span_id:
                 if own.parent_span_id is None or run.root.span_id in handed:
                     own.parent_span_id = request.span_id
-                _transfers_executed(own)
+                _transfers_executed(own, transferred)
                 out.append(own)
     return out
 
 
-def _transfers_executed(run: Trajectory) -> None:
-    """An agent's transfer calls in a request of several agents were carried out: another agent took over."""
+def _transfers_executed(run: Trajectory, transferred: list[ToolCall]) -> None:
+    """An agent's calls that its request found to be transfers were carried out: another agent took over."""
+    spans = {c.span_id for c in transferred if c.span_id}
+    ids = {c.call_id for c in transferred if c.call_id}
     for call in run.tool_calls:
-        if is_transfer(call.name) and "execution" not in call.witnesses:
+        if (call.span_id in spans or call.call_id in ids) and "execution" not in call.witnesses:
             call.witnesses = [*call.witnesses, "execution"]
 
 
-def _alone(run: Trajectory) -> Trajectory:
-    """A request of one agent: its own run, whose transfers (to agents the trace does not show apart) are
-    handoffs."""
-    run.tool_calls, transfers = _split_transfers(run.tool_calls, run)
+def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, region: list[str]) -> Trajectory:
+    """A request of one agent: its own run, whose transfers (to agents the trace does not show apart: stated by a
+    span, or named so by a framework) are handoffs."""
+    statements = stated(classified, region) if run.tool_calls else {}
+    if not statements and not any(is_transfer(c.name) for c in run.tool_calls):
+        return run  # most runs of one agent: nothing to decide
+    decided, _ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
+    run.tool_calls, transfers, _ = _split(run.tool_calls, decided)
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name
     run.handoffs = transfers
@@ -136,9 +149,9 @@ def _request(
     members: list[Run],
     built: dict[str, Trajectory],
     regions: dict[str, list[str]],
-    handed: dict[str, str],
+    handed: dict[str, tuple[str, str]],
     notes: Notes,
-) -> Trajectory:
+) -> tuple[Trajectory, list[ToolCall]]:
     """The request run of several agents' runs: every call under `root`, each call naming its agent."""
     head = next((r for r in members if r.root.span_id == root), None)
     first = min(members, key=lambda r: (r.root.start_ns, tree.order.get(r.root.span_id, -1)))
@@ -171,21 +184,41 @@ def _request(
     request.agent_name = built[run.root.span_id].agent_name if head is not None else first_agent or entry.agent_name
     request.own_run = head is not None
     request.input = run.facts.input or entry.input
-    request.tool_calls, transfers = _split_transfers(request.tool_calls, request)
-    request.handoffs = _handoffs(tree, request, transfers, members, built, handed)
+    enclosing = tree.nearest({m.root.span_id for m in members})
+    invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
+    agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
+    decided, delegations = decide(
+        tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations, agent_spans
+    )
+    request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
+    _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
+    delegated = [decided[i] for i in delegations]
+    request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
     if request.output is None and request.status == "ok":
         last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
         request.output = built[last.root.span_id].output
-    return request
+    return request, transferred
+
+
+def _failed_by_last_agent(request: Trajectory, members: list[Trajectory]) -> None:
+    """A request whose last acting agent failed failed, whatever the span above it says (a system span left unset
+    while only the failing worker's span is an error): that agent made the request's last model call, and its run
+    is the last to end."""
+    if request.status != "ok" or not request.llm_calls:
+        return
+    last = max(members, key=lambda m: (m.end_time or "", len(m.llm_calls)))
+    if last.status == "error" and request.llm_calls[-1].agent == last.agent_name:
+        request.status, request.error, request.output = "error", last.error, None
 
 
 def _handoffs(
     tree: Tree,
     request: Trajectory,
     transfers: list[Handoff],
+    delegated: list[Handoff],
     members: list[Run],
     built: dict[str, Trajectory],
-    handed: dict[str, str],
+    handed: dict[str, tuple[str, str]],
 ) -> list[Handoff]:
     """The request's control transfers in order: its transfer calls, control handed back without one (not by a
     worker that ran inside the transfer call, as a delegation does, nor by one that failed), and handoffs only
@@ -194,15 +227,24 @@ def _handoffs(
     ran_inside = {within[m.root.span_id] for m in members if m.root.span_id in within}
     ran_inside |= {m.root.span_id for m in members if m.tool_root}
     failed = {built[m.root.span_id].agent_name for m in members if built[m.root.span_id].status == "error"}
-    candidates = [t for t in transfers if t.span_id not in ran_inside and t.to_agent not in failed]
+    candidates = [
+        t
+        for t in transfers
+        if t.span_id not in ran_inside and t.to_agent not in failed and all(t is not d for d in delegated)
+    ]
     returns = _returns(candidates, transfers, request)
     ordered = sorted([*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2])
     out = [h for _, _, h in ordered]
     members_ids = {m.root.span_id for m in members}
-    for receiver, giver in handed.items():
+    for receiver, (giver, how) in handed.items():
         to, by = built[receiver].agent_name, built[giver].agent_name
-        if receiver in members_ids and to != by and not any(h.to_agent == to and h.from_agent == by for h in out):
-            out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver))
+        if (
+            how
+            and receiver in members_ids
+            and to != by
+            and not any(h.to_agent == to and h.from_agent == by for h in out)
+        ):
+            out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver, decided_by=how))
     return out
 
 
@@ -218,58 +260,75 @@ def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Traje
         if back is None or dict(between)[back] != giver or giver == taker:
             continue
         if not any(t.from_agent == taker and transfer.step < t.step < back for t in transfers):
-            returns.append(Handoff(from_agent=taker, to_agent=giver, step=back))
+            returns.append(Handoff(from_agent=taker, to_agent=giver, step=back, decided_by=ACTED))
     return returns
 
 
-def _split_transfers(calls: list[ToolCall], request: Trajectory) -> tuple[list[ToolCall], list[Handoff]]:
-    """The request's tool calls without its control transfers, and those transfers as handoffs."""
-    agent_at = {c.step: c.agent for c in request.llm_calls}
-    kept, handoffs = [], []
-    for call in calls:
-        if not is_transfer(call.name):
-            kept.append(call)
-            continue
-        to = named_agent(call.name, call.arguments) or next(
-            (a for step, a in sorted(agent_at.items()) if step > call.step and a != call.agent), None
-        )
-        handoffs.append(Handoff(from_agent=call.agent, to_agent=to, step=call.step, span_id=call.span_id))
-    return kept, handoffs
+def _split(calls: list[ToolCall], decided: dict[int, Handoff]) -> tuple[list[ToolCall], list[Handoff], list[ToolCall]]:
+    """The tool calls without the control transfers, those transfers as handoffs, and as the calls they were."""
+    kept = [c for i, c in enumerate(calls) if i not in decided]
+    return kept, [decided[i] for i in sorted(decided)], [calls[i] for i in sorted(decided)]
 
 
-def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict[str, str]:
+def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict[str, tuple[str, str]]:
     """Set each run's `parent_span_id`: the enclosing run, else the run it took over from (a handoff, whose
-    request the new run inherits). Returns the handoffs found: receiving run's span id -> handing run's."""
+    request the new run inherits). Returns the handoffs found: receiving run's span id -> (handing run's, what
+    decided it: the receiving agent's span naming its giver, or the giver handing over as it ended)."""
     enclosing = tree.nearest(built.keys())
     by_name: dict[str, Run] = {}
     for run in sorted(runs, key=lambda r: r.root.start_ns, reverse=True):
         name = built[run.root.span_id].agent_name
         if name:
             by_name[name] = run  # the earliest run of each agent
-    transferring = sorted(
-        (r for r in runs if _ends_with_transfer(built[r.root.span_id])), key=lambda r: r.root.start_ns
-    )
-    handed: dict[str, str] = {}
+    transferring = sorted((r for r in runs if _hands_over(built[r.root.span_id])), key=lambda r: r.root.start_ns)
+    top = sorted((r for r in runs if r.root.span_id not in enclosing), key=lambda r: r.root.start_ns)
+    handed: dict[str, tuple[str, str]] = {}
     for run in runs:
         trajectory = built[run.root.span_id]
         parent = enclosing.get(run.root.span_id)
         if parent is not None:
             trajectory.parent_span_id = parent
             continue
-        giver = by_name.get(run.facts.handed_off_from or "")
+        giver, how = by_name.get(run.facts.handed_off_from or ""), DIALECT
         if giver is None or giver is run or giver.root.start_ns > run.root.start_ns:
-            giver = next((r for r in transferring if r is not run and _transferred(tree, r, run, built)), None)
+            how = ACTED
+            givers = [r for r in transferring if r is not run and _transferred(tree, r, run, built, top)]
+            # the run whose last call names this agent, else the last to end before it: a chain of transfers
+            giver = max(givers, key=lambda r: (_names_next(built, r, run), r.root.end_ns), default=None)
+            if giver is not None and not (
+                _names_next(built, giver, run) or is_transfer(built[giver.root.span_id].tool_calls[-1].name)
+            ):
+                how = ""  # one request, but no call of it says control passed: a turn of a group chat
         if giver is not None:
             handing = built[giver.root.span_id]
             trajectory.parent_span_id = giver.root.span_id
             trajectory.input = handing.input or trajectory.input
             _handoff_result(handing, trajectory)
-            handed[run.root.span_id] = giver.root.span_id
+            handed[run.root.span_id] = (giver.root.span_id, how)
     return handed
 
 
-def _ends_with_transfer(trajectory: Trajectory) -> bool:
-    return bool(trajectory.tool_calls) and is_transfer(trajectory.tool_calls[-1].name)
+def _hands_over(trajectory: Trajectory) -> bool:
+    """A run that ended by a tool call its model never saw the result of (it handed over), or by a framework's
+    transfer (a name hint)."""
+    if not trajectory.tool_calls:
+        return False
+    last = trajectory.tool_calls[-1]
+    if is_transfer(last.name):
+        return True
+    return trajectory.status == "ok" and not last.error and last.step == len(trajectory.llm_calls) > 0
+
+
+def _names_next(built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
+    """Whether the last call of a run that handed over names the agent of a later run (by its name, arguments or
+    result)."""
+    call = built[earlier.root.span_id].tool_calls[-1]
+    later_name = built[later.root.span_id].agent_name or ""
+    return bool(later_name) and (
+        names(call.name, call.arguments, later_name)
+        or named_agent(call.name, call.arguments) == later_name
+        or told(call.result, later_name)
+    )
 
 
 def _handoff_result(handing: Trajectory, receiving: Trajectory) -> None:
@@ -283,15 +342,17 @@ def _handoff_result(handing: Trajectory, receiving: Trajectory) -> None:
         call.result = told.get(call.call_id)
 
 
-def _transferred(tree: Tree, earlier: Run, later: Run, built: dict[str, Trajectory]) -> bool:
-    """A run that ended by calling a transfer tool handed over to a run that started after it: the one that
-    call names (`transfer_to_billing_agent`, or `transfer_to_agent` with the agent's name as an argument), or
-    else its sibling."""
+def _transferred(tree: Tree, earlier: Run, later: Run, built: dict[str, Trajectory], top: list[Run]) -> bool:
+    """A run that ended by handing over handed to a run of another agent that started after it: the one its last
+    call names (`transfer_to_agent` with the agent's name as an argument), else its sibling, else the next run to
+    start after it ended."""
     if earlier.root.end_ns > later.root.start_ns:
         return False
     call = built[earlier.root.span_id].tool_calls[-1]
-    later_name = built[later.root.span_id].agent_name
-    arguments = call.arguments.values() if isinstance(call.arguments, dict) else ()
-    if later_name and (call.name.endswith(f"_to_{later_name}") or later_name in arguments):
+    later_name, earlier_name = built[later.root.span_id].agent_name, built[earlier.root.span_id].agent_name
+    if _names_next(built, earlier, later):
         return True
-    return tree.parent.get(earlier.root.span_id) == tree.parent.get(later.root.span_id) is not None
+    if tree.parent.get(earlier.root.span_id) == tree.parent.get(later.root.span_id) is not None:
+        return True
+    following = next((r for r in top if r.root.start_ns >= earlier.root.end_ns), None)
+    return following is later and later_name != earlier_name and named_agent(call.name, call.arguments) is None

@@ -10,15 +10,16 @@ Which spans are runs, in the conventions' terms:
 - With neither, each topmost chain/workflow span that holds work is a run (LlamaIndex workflows);
   spans whose parent never arrived are one run under that missing parent (an agent span lost when
   its process failed). With none of those, model calls alone make runs, one per conversation (a call
-  whose input does not continue the previous call's conversation starts the next run). A trace with
+  whose input does not continue the previous call's conversation starts the next run; with no content, each
+  application span, none inside another, that holds calls is a run: one invocation of the loop). A trace with
   no recognizable agent or model call has no run, unless spans no dialect understood carry an AI
   instrumentation's marks: then the trace root is a run that lacks what they would hold.
 A graph or workflow node is a step of its run, never a run of its own.
 
 A nested run (sub-agent, agent-as-tool) has `parent_span_id` set to the enclosing run; the parent
 keeps only its own LLM and tool calls. A handoff (the new agent records whom it took over from, or
-follows a sibling run that ended with a `transfer_to_*` call) links the same way, and the new run's
-input is the request it took over.
+follows a run that ended on a call its model never saw the result of) links the same way (`requests`), and
+the new run's input is the request it took over.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from otelgrade.rebuild.continuations import split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
+from otelgrade.rebuild.systems import by_application_span
 from otelgrade.rebuild.tool_calls import tool_calls
-from otelgrade.rebuild.transfers import is_transfer, named_agent
+from otelgrade.rebuild.transfers import is_transfer, named_agent, target_argument
 from otelgrade.rebuild.tree import Tree
 from otelgrade.rebuild.unread import describe, would_hold
 
@@ -86,8 +88,8 @@ def find_runs(tree: Tree, classified: dict[str, Classified], notes: Notes) -> li
     holding_llm = tree.holding(llm_ids, stop=agents)
     for sid, c in classified.items():
         if isinstance(c.facts, ToolFacts) and sid in holding_llm:
-            name = named_agent(c.facts.name, c.facts.arguments) if is_transfer(c.facts.name) else None
-            runs.append(Run(tree.spans[sid], [sid], RunFacts(), tool_root=True, name=name or c.facts.name))
+            name = target_argument(c.facts.arguments) or named_agent(c.facts.name, None) or c.facts.name
+            runs.append(Run(tree.spans[sid], [sid], RunFacts(), tool_root=True, name=name))
             notes[sid] = "a tool whose work holds model calls: an agent called as a tool, a nested run"
     if runs:
         return runs
@@ -175,6 +177,8 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     said = {sid: f for sid, (f, _) in innermost_calls(tree, {s: _llm_facts(classified, s) for s in llm_ids}).items()}
     calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
     groups = split_by_continuation([(sid, said[sid]) for sid in calls])
+    if len(groups) == 1 and not any(f.input_messages or f.output_messages for f in said.values()):
+        groups = by_application_span(tree, calls) or groups  # no content to split by: the application's spans
     if len(groups) <= 1:
         return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
     below = tree.owners({sid: g for g, ids in enumerate(groups) for sid in ids})

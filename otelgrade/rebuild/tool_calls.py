@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import ToolCall
-from otelgrade.rebuild.dialects import ANSWER_TOOLS
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
 from otelgrade.rebuild.messages import failed_results, parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.span_readers import duration_s
+from otelgrade.rebuild.transfers import answer_tools as named_answer_tools
 from otelgrade.rebuild.tree import Tree
 
 _WORDS = re.compile(r"[a-z0-9]+")
@@ -58,7 +58,7 @@ def tool_calls(
     with no result takes it from the run's own record of that tool run (same name and arguments).
     `returned` is the answer the run's agent span recorded, if any: a tool that delivered it is an answer tool.
     """
-    answer_tools = ANSWER_TOOLS | _delivering(steps, returned)
+    answer_tools = named_answer_tools() | _delivering(steps, returned)
     for span, facts in executions:
         if notes is not None and facts.name in answer_tools:
             notes[span.span_id] = f"`{facts.name}` is the framework's answer tool: its argument is the run's answer"

@@ -30,7 +30,9 @@ for _dialect in DIALECTS:
     for _scope, _event in _dialect.event_loggers.items():
         EVENT_LOGGERS.add(_scope, _event)
 ANSWER_TOOLS: frozenset[str] = frozenset().union(*(d.answer_tools for d in DIALECTS))
-"""Tools that deliver a run's answer rather than act, in any convention."""
+"""Tools that deliver a run's answer rather than act, in any convention (a name hint)."""
+TRANSFER_NAMES: tuple[str, ...] = tuple(dict.fromkeys(p for d in DIALECTS for p in d.transfer_names))
+"""How the conventions' frameworks name their control transfers (a name hint)."""
 
 
 def _marked_by(dialects: Sequence[Dialect]) -> dict[str, int]:
@@ -82,4 +84,13 @@ def classify(span: Span, extra: Sequence[Dialect] = ()) -> Classified | None:
     return None
 
 
-__all__ = ["ANSWER_TOOLS", "DIALECTS", "DIALECT_NAMES", "EVENT_LOGGERS", "Classified", "candidates", "classify"]
+__all__ = [
+    "ANSWER_TOOLS",
+    "DIALECTS",
+    "DIALECT_NAMES",
+    "EVENT_LOGGERS",
+    "TRANSFER_NAMES",
+    "Classified",
+    "candidates",
+    "classify",
+]

@@ -68,4 +68,5 @@ DIALECT = Dialect(
     read=read,
     agent_name_keys=("gen_ai.agent.name",),
     event_loggers={"autogen_core.events": "autogen.event"},
+    transfer_names=(r"transfer_to_",),  # AgentChat's swarm handoffs
 )

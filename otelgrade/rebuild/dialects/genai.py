@@ -17,7 +17,7 @@ from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
-from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts, TransferFacts
 from otelgrade.rebuild.span_readers import (
     FINISH_REASON_KEYS,
     finish_reason,
@@ -42,6 +42,8 @@ def read(span: Span) -> Facts | None:
         return llm(span)
     if op == "execute_tool":
         return tool(span)
+    if op == "goto":  # a graph routing control to a node (LangGraph's `Command(goto=...)`, OpenLLMetry)
+        return TransferFacts(to_agent=name_after(span, "goto"))
     if op is None and any(e.name == "gen_ai.choice" for e in span.events) and "gen_ai.request.model" in span.attributes:
         return llm(span)  # older releases without gen_ai.operation.name
     return None
@@ -281,4 +283,6 @@ DIALECT = Dialect(
         {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.tool.definitions"}
     ),
     agent_name_keys=("gen_ai.agent.name",),
+    # OpenAI Agents (`transfer_to_<agent>`) and ADK (`transfer_to_agent`, the agent as an argument)
+    transfer_names=(r"transfer_to_",),
 )

@@ -26,7 +26,7 @@ from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
-from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts, TransferFacts
 from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, integer, is_error, text
 
 TEMPLATE = "logfire.msg_template"
@@ -37,6 +37,7 @@ _GENERATION = "Chat completion with {gen_ai.request.model!r}"
 _FUNCTION = "Function: {name}"
 _RUNNER = ("OpenAI Agents trace: {name}", "Task: ")
 _TURN = "Turn {turn} for agent "
+_HANDOFF = "Handoff: {from_agent} → {to_agent}"
 SCRUBBED = "[Scrubbed due to "
 
 
@@ -56,6 +57,8 @@ def read(span: Span) -> Facts | None:
         return ChainFacts(f"runs the OpenAI Agents workflow `{text(span.attributes.get('name'))}`: the request")
     if template.startswith(_TURN):
         return ChainFacts(f"one model turn of {text(span.attributes.get('agent_name'))}: a step of its run")
+    if template == _HANDOFF:
+        return TransferFacts(text(span.attributes.get("to_agent")), text(span.attributes.get("from_agent")))
     return None
 
 
@@ -133,4 +136,5 @@ DIALECT = Dialect(
     marks=frozenset({TEMPLATE}),
     read=read,
     blobs=frozenset({"logfire.json_schema"}),
+    transfer_names=(r"transfer_to_",),  # OpenAI Agents' handoff tools
 )

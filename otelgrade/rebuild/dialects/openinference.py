@@ -18,7 +18,7 @@ from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
-from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts, TransferFacts
 from otelgrade.rebuild.span_readers import finish_reason, first, integer, is_error, text
 
 _FLAT = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
@@ -26,6 +26,7 @@ _CALL = re.compile(r"^tool_calls\.(\d+)\.tool_call\.(.+)$")
 _CALLING = "Calling tools:\n"
 _OBSERVATION = "Observation:\n"
 _DSPY = "openinference.instrumentation.dspy"
+_HANDOFF = "handoff to "
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
 
 
@@ -43,7 +44,7 @@ def read(span: Span) -> Facts | None:
     if kind == "TOOL" and span.scope == _DSPY and span.name == "finish.__call__":
         return ChainFacts("DSPy ReAct's built-in `finish` tool: marks the end of the loop, not a tool call")
     if kind == "TOOL" and _is_handoff(span):
-        return ChainFacts(f"`{span.name}`: a control transfer, whose tool call is in the model's response")
+        return TransferFacts(to_agent=span.name.removeprefix(_HANDOFF) or None)
     if kind == "TOOL":
         return tool(span)
     if kind == "CHAIN" and span.scope == _DSPY and span.name == "ReAct.forward":
@@ -145,7 +146,7 @@ def _is_graph_node(span: Span) -> bool:
 def _is_handoff(span: Span) -> bool:
     """OpenAI Agents handoffs are TOOL spans named `handoff to X` with no tool name: a control
     transfer, whose tool call is already in the model's response."""
-    return "tool.name" not in span.attributes and (span.name or "").startswith("handoff to ")
+    return "tool.name" not in span.attributes and (span.name or "").startswith(_HANDOFF)
 
 
 def _json_messages(attrs: dict[str, Any], side: str) -> list[msg.Message]:
@@ -314,4 +315,6 @@ DIALECT = Dialect(
     blob_prefixes=("llm.input_messages.", "llm.output_messages."),
     agent_name_keys=("agent.name",),
     answer_tools=frozenset({"final_answer"}),  # smolagents'
+    # LangGraph's supervisor and swarm (`transfer_to_<agent>`, `transfer_back_to_<agent>`), CrewAI's delegations
+    transfer_names=(r"transfer_(back_)?to_", r"delegate_work_to_coworker$", r"ask_question_to_coworker$"),
 )

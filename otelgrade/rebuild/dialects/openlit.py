@@ -139,4 +139,5 @@ DIALECT = Dialect(
     blobs=frozenset(
         {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.workflow.input", "gen_ai.workflow.output"}
     ),
+    transfer_names=(r"transfer_(back_)?to_",),  # LangGraph's supervisor and swarm handoff tools
 )

@@ -136,4 +136,5 @@ DIALECT = Dialect(
     marks=frozenset({"traceloop.span.kind", "llm.request.type", *_FLAT_FIRST}),
     read=read,
     blob_prefixes=("gen_ai.prompt.", "gen_ai.completion."),
+    transfer_names=(r"transfer_(back_)?to_",),  # LangGraph's supervisor and swarm handoff tools
 )

@@ -4,7 +4,9 @@ A travel-assistant `Agent` with plain-function tools talks Chat Completions to t
 through `OpenAIChat(base_url=...)`. OpenInference records message content by default, so this is the
 content-on capture. Each scenario runs inside a `handle_request` span, as a web service would.
 The handoff is a Team (coordinate mode): the leader's own `delegate_task_to_member` tool runs the member
-agent; its arguments and result, and the member's input, come from the TeamRunOutput the framework returns.
+agent; the member's input and the leader's calls come from the TeamRunOutput the framework returns. That call is
+a delegation, so the request run records it as a handoff (leader -> the member it names), not as a tool call;
+the member's own calls are the request's tool calls.
 """
 
 import os
@@ -105,21 +107,18 @@ def run_team(request: str) -> None:
         telemetry=False,
         instructions="Delegate bookings to the booking agent.",
     )
-    outer = S.run("travel_team", request)
-    inner = S.run("booking_agent", "")  # the member's tools record here while it runs
+    outer = S.run("travel_team", request)  # the request run: every agent's calls under it
     result = team.run(request)
     member = result.member_responses[0]
-    inner.update(input=member.input.input_content)
+    calls = result.tools or []
+    delegations = [t for t in calls if t.tool_name == "delegate_task_to_member"]  # the Team's own delegation tool
     outer["tool_calls"] = [
         {"name": t.tool_name, "arguments": t.tool_args, "result": t.result, "error": bool(t.tool_call_error)}
-        for t in result.tools or []
+        for t in [*(t for t in calls if t not in delegations), *(member.tools or [])]
     ]
-    outer.update(
-        output=result.content, status="ok", llm_calls=sum(1 for m in result.messages or [] if m.role == "assistant")
-    )
-    inner.update(
-        output=member.content, status="ok", llm_calls=sum(1 for m in member.messages or [] if m.role == "assistant")
-    )
+    outer["handoffs"] = [{"from": team.name, "to": t.tool_args["member_id"]} for t in delegations]
+    answered = sum(1 for m in [*(result.messages or []), *(member.messages or [])] if m.role == "assistant")
+    outer.update(output=result.content, status="ok", llm_calls=answered)
 
 
 FLIGHT = "Book me the cheapest flight from SFO to JFK tomorrow."
@@ -199,6 +198,11 @@ with Scenario(
         text("Booked UA123. Confirmation: ABC123456"),
         text("Your flight UA123 is booked. Confirmation: ABC123456"),
     ],
+    nested_runs_allowed=True,
+    note="The request run: what the user asked and got, with every agent's calls under it; the leader's "
+    "delegation to its member is a handoff, not a tool call. Each agent's own run is also reported, nested: "
+    "travel_team (2 model call(s), tool calls ['delegate_task_to_member']) and booking_agent (2 model call(s), "
+    "tool calls ['book_flight']).",
 ) as S:
     with tracer.start_as_current_span("handle_request"):
         run_team("I need to book flight UA123.")

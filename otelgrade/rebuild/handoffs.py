@@ -1,0 +1,188 @@
+"""Which tool calls of a request of several agents are control transfers, decided by what the trace shows.
+
+In order, the first rule that applies decides (and the handoff says which, `decided_by`):
+1. `dialect`: a span states the transfer (a handoff span, a graph's `goto`) inside the call's execution, or, with
+   no execution, right after the response that asked for it.
+2. `nested_invocation` / `agent_acted`: an agent's invocation runs inside the call (nested in its execution span,
+   or within the caller's run while the call lasts). The call is a delegation when an argument names whom it
+   hands to; else it is that agent called as a tool, a tool call, unless a framework's name for its transfers
+   says otherwise (`name_hint`).
+3. `agent_acted`: the next model call of the request is another agent's, made after the call ended, and the call
+   names that agent (an argument value, a tool name that ends with its name, or its result: `transferred to X`),
+   and is neither an agent called as a tool nor a failure. A call that names no agent at all is a tool call
+   whoever speaks next (a group chat's turn that ends on a tool's result).
+4. `name_hint`: a framework's name for its transfers (`transfers.is_transfer`), where nothing above applied.
+Several calls of one response that rule 3 would pick leave a tie: a name hint breaks it, else the last one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from otelgrade.core.spans import Span
+from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
+from otelgrade.rebuild.dialects import Classified
+from otelgrade.rebuild.facts import TransferFacts
+from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
+from otelgrade.rebuild.tree import Tree
+
+DIALECT = "dialect"
+NESTED = "nested_invocation"
+ACTED = "agent_acted"
+NAME_HINT = "name_hint"
+
+
+def stated(classified: Mapping[str, Classified], region: Collection[str]) -> dict[str, TransferFacts]:
+    """The spans of a region whose dialect states a control transfer."""
+    return {s: c.facts for s in region if (c := classified.get(s)) is not None and isinstance(c.facts, TransferFacts)}
+
+
+def decide(
+    tree: Tree,
+    calls: Sequence[ToolCall],
+    llm_calls: Sequence[LLMCall],
+    statements: Mapping[str, TransferFacts],
+    invocations: Sequence[tuple[Span, str | None, str | None]],
+    agent_spans: Collection[str] = (),
+) -> tuple[dict[int, Handoff], set[int]]:
+    """The calls (by index) that are control transfers, each as a handoff, and those of them that are delegations
+    (the agent they hand to ran within the call, and the caller carries on after). `invocations` are the request's
+    agent runs: root span, agent name, and the root of the run that encloses it; `agent_spans` the spans that are
+    agents' invocations (any other span under a run is one of its steps: a chain, a graph node, a model call)."""
+    out: dict[int, Handoff] = {}
+    delegations: set[int] = set()
+    settled: set[int] = set()  # agents called as tools: decided, not transfers
+    agents = {name for _, name, _ in invocations if name} | {c.agent for c in llm_calls if c.agent}
+    start_of = {c.step: _start(tree, c) for c in llm_calls}
+    agent_at = {c.step: c.agent for c in llm_calls}
+    executed = {c.span_id: i for i, c in enumerate(calls) if c.span_id}
+    within = tree.nearest(executed.keys()) if executed and (statements or invocations) else {}
+
+    # 1. what a dialect states
+    if statements:
+        for sid, facts in statements.items():
+            i = executed.get(sid)
+            i = executed.get(within.get(sid, "")) if i is None else i
+            if i is None:
+                i = _asked_before(tree.spans[sid], calls, start_of, facts.to_agent)
+            if i is not None and i not in out:
+                out[i] = _handoff(calls[i], facts.to_agent, DIALECT)
+
+    # 2. an agent's invocation inside the call
+    nested_in = within
+    run_roots = {name: root.span_id for root, name, _ in invocations if name}
+    for root, name, enclosing in invocations:
+        i = executed.get(root.span_id)
+        how = NESTED
+        if i is None and root.span_id in nested_in:
+            i = executed[nested_in[root.span_id]]
+        if i is None:
+            i, how = _called_within(tree, root, enclosing, calls, run_roots, start_of, agent_at, agent_spans), ACTED
+        if i is None or i in out or i in settled:
+            continue
+        call = calls[i]
+        whom = target_argument(call.arguments)
+        if whom is not None or (name and names("", call.arguments, name)):
+            out[i] = _handoff(call, name or whom, how)
+            delegations.add(i)
+        elif is_transfer(call.name):  # the evidence fits an agent called as a tool as well: the name decides
+            out[i] = _handoff(call, name or named_agent(call.name, call.arguments), NAME_HINT)
+            delegations.add(i)
+        else:
+            settled.add(i)
+
+    # 3. the agent acts right after the call
+    picked: dict[int, list[int]] = {}
+    for i, call in enumerate(calls):
+        if i in out or i in settled or call.error or is_the_agent(call.name, agents):
+            continue
+        after = next((s for s in sorted(agent_at) if s > call.step), None)
+        taker = agent_at.get(after) if after is not None else None
+        if taker is None or taker == call.agent or call.agent is None:
+            continue
+        named = [a for a in agents if a != call.agent and names(call.name, call.arguments, a)]
+        if (named and taker not in named) or (not named and not told(call.result, taker)):
+            continue  # names another agent, or none: the call's result does not say the taker took over either
+        if call.span_id and tree.spans[call.span_id].end_ns > start_of.get(after or 0, 0):
+            continue  # the other agent acted while the call ran, not after it
+        picked.setdefault(call.step, []).append(i)
+    for step, indexes in picked.items():
+        best = [i for i in indexes if is_transfer(calls[i].name)] or indexes
+        i = best[-1]
+        out[i] = _handoff(calls[i], agent_at[next(s for s in sorted(agent_at) if s > step)], ACTED)
+
+    # 4. a framework's name for a transfer, with nothing above to say otherwise
+    for i, call in enumerate(calls):
+        if i not in out and i not in settled and is_transfer(call.name):
+            taker = named_agent(call.name, call.arguments) or next(
+                (a for s, a in sorted(agent_at.items()) if s > call.step and a != call.agent), None
+            )
+            out[i] = _handoff(call, taker, NAME_HINT)
+    return out, delegations
+
+
+def _handoff(call: ToolCall, to: str | None, how: str) -> Handoff:
+    return Handoff(from_agent=call.agent, to_agent=to, step=call.step, span_id=call.span_id, decided_by=how)
+
+
+def _start(tree: Tree, call: LLMCall) -> int:
+    span = tree.spans.get(call.span_id or "")
+    return span.start_ns if span is not None else 0
+
+
+def _asked_before(
+    statement: Span, calls: Sequence[ToolCall], start_of: Mapping[int, int], to: str | None
+) -> int | None:
+    """The call a statement outside any execution carries out: one the last response before it asked for with no
+    execution of its own, the one naming the agent it states first."""
+    steps = [s for s, start in start_of.items() if start <= statement.start_ns]
+    if not steps:
+        return None
+    step = max(steps)
+    asked = [i for i, c in enumerate(calls) if c.step == step and c.span_id is None]
+    named = [i for i in asked if to and names(calls[i].name, calls[i].arguments, to)]
+    chosen = named or asked
+    return chosen[-1] if chosen else None
+
+
+def _called_within(
+    tree: Tree,
+    root: Span,
+    enclosing: str | None,
+    calls: Sequence[ToolCall],
+    run_roots: Mapping[str, str],
+    start_of: Mapping[int, int],
+    agent_at: Mapping[int, str | None],
+    agent_spans: Collection[str],
+) -> int | None:
+    """The call during which a run nested in its caller's run started: the caller's last call asked for before
+    it, the caller making no model call in between, when the run started while the call's execution lasted or
+    under one of the caller's steps (an agent called as a tool whose invocation is no tool span's child)."""
+    if enclosing is None:
+        return None
+    caller = next((name for name, sid in run_roots.items() if sid == enclosing), None)
+    if caller is None:
+        return None
+    before = [
+        (c.step, i) for i, c in enumerate(calls) if c.agent == caller and start_of.get(c.step, 0) <= root.start_ns
+    ]
+    if not before:
+        return None
+    step, i = max(before)
+    span = tree.spans.get(calls[i].span_id or "")
+    during = span is not None and span.start_ns <= root.start_ns <= span.end_ns
+    if not during and not _under_a_step(tree, root.span_id, enclosing, agent_spans):
+        return None  # started beside the caller's steps, after the call's execution: a node of the caller's graph
+    later = [s for s, start in start_of.items() if s > step and start < root.start_ns]
+    return None if any(agent_at.get(s) == caller for s in later) else i
+
+
+def _under_a_step(tree: Tree, span_id: str, enclosing: str, agent_spans: Collection[str]) -> bool:
+    """Whether a span sits under one of its enclosing run's steps (a span that is no agent's invocation), not
+    directly under the run or under agent spans only (a node of a graph the run is)."""
+    for above in tree.ancestors(span_id):
+        if above == enclosing:
+            return False
+        if above not in agent_spans:
+            return True
+    return False

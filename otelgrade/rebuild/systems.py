@@ -1,0 +1,78 @@
+"""Requests from structure: the spans that mark an agent system, whatever its operation is called.
+
+A request's root is the outermost span above its agents that carries an instrumentation's marks (a GenAI
+operation of any name, an OpenInference span kind, any attribute a dialect recognizes its spans by): a
+multi-agent system span no dialect reads (`invoke_workflow`, a team's or swarm's own operation) still holds
+one request. An application's own span, with no such mark, never is one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import TypeVar
+
+from otelgrade.core.spans import Span
+from otelgrade.rebuild.dialects import candidates
+from otelgrade.rebuild.tree import Tree
+from otelgrade.rebuild.unread import MARKS
+
+_Member = TypeVar("_Member")
+
+
+def instrumented(span: Span) -> bool:
+    """Whether an instrumentation wrote the span: it carries a convention's marks."""
+    return bool(candidates(span)) or not span.attributes.keys().isdisjoint(MARKS)
+
+
+def join_under_systems(
+    tree: Tree,
+    read: Collection[str],
+    groups: Mapping[str, Sequence[_Member]],
+    agents: Collection[str],
+    names: Mapping[str, frozenset[str]],
+) -> dict[str, list[_Member]]:
+    """Requests of different agents under one outermost system span that is no agent's own run are one request,
+    rooted there: the agents a multi-agent system span invokes as its children, linked by no transfer the trace
+    shows. `read` are the spans a dialect read as an agent or a chain; any other span that carries an
+    instrumentation's marks is a system span too. `names` are each request's agent names: one agent invoked
+    again under the same span is another request (a second message to it), not another agent of the first."""
+    if len(groups) < 2:
+        return {key: list(members) for key, members in groups.items()}
+    outermost: dict[str, str] = {}
+    for key in groups:
+        top = None
+        for above in tree.ancestors(key):
+            if above not in agents and (above in read or instrumented(tree.spans[above])):
+                top = above
+        if top is not None:
+            outermost[key] = top
+    under: dict[str, list[str]] = {}
+    for key, top in outermost.items():
+        under.setdefault(top, []).append(key)
+    joined: dict[str, list[_Member]] = {}
+    for key, members in groups.items():
+        top = outermost.get(key)
+        keys = under.get(top, []) if top is not None else []
+        every = [n for k in keys for n in names[k]]
+        systemic = len(keys) > 1 and len(every) == len(set(every))  # each agent in one of them only
+        joined.setdefault(top if systemic and top is not None else key, []).extend(members)
+    return joined
+
+
+def by_application_span(tree: Tree, calls: Sequence[str]) -> list[list[str]] | None:
+    """Model calls (in order) grouped by the application span nearest above each, when there are several such
+    spans, none inside another: each is one invocation of the application's loop, a run of its own even when the
+    calls carry no content to tell the runs apart by. None when the calls share one."""
+    owner: dict[str, str] = {}
+    for sid in calls:
+        above = next((a for a in tree.ancestors(sid) if not instrumented(tree.spans[a])), None)
+        if above is None:
+            return None
+        owner[sid] = above
+    spans = set(owner.values())
+    if len(spans) < 2 or any(a in spans for s in spans for a in tree.ancestors(s)):
+        return None
+    groups: dict[str, list[str]] = {}
+    for sid in calls:
+        groups.setdefault(owner[sid], []).append(sid)
+    return list(groups.values())

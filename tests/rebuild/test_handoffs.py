@@ -1,0 +1,124 @@
+"""Handoffs and delegations are found by what the trace shows, under names no framework uses, and `inspect` says
+what decided each one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otelgrade.intake.decode import decode_traces
+from otelgrade.rebuild import rebuild
+from tests.paths import FIXTURES
+from tests.rebuild.test_rebuild import _chat, parts_calls, parts_user
+
+QUESTION = "Refund order 7 to my card."
+DONE = [{"role": "assistant", "parts": [{"type": "text", "content": "Refunded."}]}]
+
+
+def _otlp(build: Any) -> bytes:
+    """The trace as the real OpenTelemetry SDK exports it (OTLP protobuf)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "desk-app"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    build(provider.get_tracer("desk-app"))
+    provider.shutdown()
+    body: bytes = encode_spans(exporter.get_finished_spans()).SerializeToString()
+    return body
+
+
+def _invoke(tracer: Any, name: str) -> Any:
+    span = tracer.start_span(f"invoke_agent {name}")
+    span.set_attribute("gen_ai.operation.name", "invoke_agent")
+    span.set_attribute("gen_ai.agent.name", name)
+    return span
+
+
+def _execute(tracer: Any, name: str, call_id: str, result: str) -> Any:
+    span = tracer.start_span(f"execute_tool {name}")
+    span.set_attribute("gen_ai.operation.name", "execute_tool")
+    span.set_attribute("gen_ai.tool.name", name)
+    span.set_attribute("gen_ai.tool.call.id", call_id)
+    span.set_attribute("gen_ai.tool.call.result", result)
+    return span
+
+
+def _handover_by_another_word(tracer: Any) -> None:
+    """A front desk passes the user to `billing` with a tool named as no framework names its transfers; the
+    billing agent then acts, its invocation beside the front desk's under the application's own span."""
+    from opentelemetry import trace
+
+    with tracer.start_as_current_span("POST /chat"):
+        desk = _invoke(tracer, "front_desk")
+        with trace.use_span(desk, end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "pass_along", {"desk": "billing"}))])
+            with trace.use_span(_execute(tracer, "pass_along", "c1", "passed"), end_on_exit=True):
+                pass
+        billing = _invoke(tracer, "billing")
+        with trace.use_span(billing, end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def _delegation_by_another_word(tracer: Any) -> None:
+    """A team leader hands the work to a member with a tool of its own words whose argument says whom; the
+    member's invocation runs inside that call, and the leader answers after it."""
+    from opentelemetry import trace
+
+    lead = _invoke(tracer, "lead")
+    with trace.use_span(lead, end_on_exit=True):
+        _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "hand_work", {"member_id": "booker"}))])
+        with trace.use_span(_execute(tracer, "hand_work", "c1", "Refunded."), end_on_exit=True):
+            member = _invoke(tracer, "booker")
+            with trace.use_span(member, end_on_exit=True):
+                _chat(tracer, [parts_user("Refund order 7.")], [parts_calls(("c2", "refund", {"order": 7}))])
+                with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                    pass
+                _chat(tracer, [parts_user("Refund order 7.")], DONE)
+        _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_a_transfer_under_words_no_framework_uses_is_a_handoff_when_the_agent_it_names_acts() -> None:
+    runs = rebuild(decode_traces(_otlp(_handover_by_another_word)).spans)
+    requests = [r for r in runs if r.parent_span_id is None]
+    assert len(requests) == 1  # one request of two agents, not one per agent
+    request = requests[0]
+    assert [t.name for t in request.tool_calls] == ["refund"]  # the transfer is no tool call of the request
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]
+    billing = next(r for r in runs if r.agent_name == "billing")
+    assert billing.parent_span_id == request.span_id and billing.input == QUESTION
+
+
+def test_a_delegation_whose_member_runs_inside_the_call_is_a_handoff_not_a_tool_call() -> None:
+    runs = rebuild(decode_traces(_otlp(_delegation_by_another_word)).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert request.agent_name == "lead" and len(request.llm_calls) == 4
+    assert [t.name for t in request.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("lead", "booker", "nested_invocation")
+    ]
+
+
+def test_inspect_says_what_decided_each_handoff(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.pb"
+    trace.write_bytes(_otlp(_handover_by_another_word))
+    shown = subprocess.run(
+        [sys.executable, "-m", "otelgrade", "inspect", str(trace)], capture_output=True, text=True, timeout=60
+    ).stdout
+    assert "handoff at step 1: front_desk -> billing (decided by: the agent it hands to acted" in shown
+    agno = FIXTURES / "frameworks" / "agno" / "handoff"
+    shown = subprocess.run(
+        [sys.executable, "-m", "otelgrade", "inspect", str(agno)], capture_output=True, text=True, timeout=60
+    ).stdout
+    assert "handoff at step 1: travel_team -> booking_agent (decided by:" in shown

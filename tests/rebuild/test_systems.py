@@ -1,0 +1,138 @@
+"""Requests from the trace's structure: a system span of an operation no dialect knows holds one request of its
+agents; a request whose last acting agent failed is an error; the application's own spans separate runs of model
+calls that carry no content."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from opentelemetry import trace
+
+from otelgrade.core.trajectory import Trajectory
+from otelgrade.intake.decode import decode_traces
+from otelgrade.rebuild import rebuild
+from tests.rebuild.test_handoffs import _execute, _invoke, _otlp
+from tests.rebuild.test_rebuild import _chat, parts_calls, parts_user
+
+QUESTION = "Plan a trip to Lyon and book the hotel."
+
+
+def _answer(text: str) -> list[dict[str, Any]]:
+    return [{"role": "assistant", "parts": [{"type": "text", "content": text}]}]
+
+
+def _team(worker_fails: bool) -> Any:
+    """A team span of an operation of its own invokes a planner, then a booker; nothing transfers between them."""
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("handle_request"):
+            team = tracer.start_span("run_team trip_team")
+            team.set_attribute("gen_ai.operation.name", "run_team")
+            with trace.use_span(team, end_on_exit=True):
+                planner = _invoke(tracer, "planner")
+                with trace.use_span(planner, end_on_exit=True):
+                    _chat(tracer, [parts_user(QUESTION)], _answer("Plan: two nights in Lyon."))
+                booker = _invoke(tracer, "booker")
+                with trace.use_span(booker, end_on_exit=True):
+                    _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "book_hotel", {"city": "Lyon"}))])
+                    with trace.use_span(_execute(tracer, "book_hotel", "c1", "booked"), end_on_exit=True):
+                        pass
+                    if worker_fails:
+                        booker.set_status(trace.Status(trace.StatusCode.ERROR, "the hotel service is down"))
+                    else:
+                        _chat(tracer, [parts_user(QUESTION)], _answer("Booked two nights in Lyon."))
+
+    return build
+
+
+def _requests(build: Any) -> tuple[list[Trajectory], list[Trajectory]]:
+    runs = rebuild(decode_traces(_otlp(build)).spans)
+    return [r for r in runs if r.parent_span_id is None], runs
+
+
+def test_a_system_span_of_an_unknown_operation_holds_one_request_of_its_agents() -> None:
+    requests, runs = _requests(_team(worker_fails=False))
+    assert len(requests) == 1  # not one request per agent
+    request = requests[0]
+    assert request.agents == ["planner", "booker"] and len(request.llm_calls) == 3
+    assert [t.name for t in request.tool_calls] == ["book_hotel"]
+    assert request.input == QUESTION and request.output == "Booked two nights in Lyon." and request.status == "ok"
+    assert sorted(r.agent_name or "" for r in runs if r.parent_span_id == request.span_id) == ["booker", "planner"]
+
+
+def test_a_request_whose_last_acting_agent_failed_is_an_error_though_its_system_span_is_unset() -> None:
+    requests, _ = _requests(_team(worker_fails=True))
+    assert [(r.status, r.error, r.output) for r in requests] == [("error", "the hotel service is down", None)]
+
+
+def _loop_twice(tracer: Any) -> None:
+    """An application's own loop, invoked twice in one trace, each under its own span; the model calls record no
+    content (capture off), only model, tokens and finish reason."""
+    with tracer.start_as_current_span("nightly_job"):
+        for city in ("Lyon", "Nice"):
+            with tracer.start_as_current_span("answer_ticket") as ticket:
+                ticket.set_attribute("ticket.city", city)
+                for finish in ("tool_calls", "stop"):
+                    with tracer.start_as_current_span("chat gpt-4o") as s:
+                        s.set_attribute("gen_ai.operation.name", "chat")
+                        s.set_attribute("gen_ai.request.model", "gpt-4o")
+                        s.set_attribute("gen_ai.usage.input_tokens", 10)
+                        s.set_attribute("gen_ai.response.finish_reasons", json.dumps([finish]))
+
+
+def test_two_invocations_of_a_loop_under_their_own_application_spans_are_two_runs() -> None:
+    requests, _ = _requests(_loop_twice)
+    assert [len(r.llm_calls) for r in requests] == [2, 2]
+    assert len({r.span_id for r in requests}) == 2 and all(r.status == "ok" for r in requests)
+
+
+def _chain(tracer: Any) -> None:
+    """No system span: a front desk hands the user to billing and billing hands back, each agent's invocation
+    under the application's own span, by tools named as no framework names its transfers (their results say
+    who takes over)."""
+    with tracer.start_as_current_span("POST /chat"):
+        for agent, call_id, tool, said in (
+            ("front_desk", "c1", "see_colleague", "billing takes over"),
+            ("billing", "c2", "give_back", "front_desk takes over"),
+        ):
+            span = _invoke(tracer, agent)
+            with trace.use_span(span, end_on_exit=True):
+                _chat(tracer, [parts_user("Refund order 7.")], [parts_calls((call_id, tool, {}))])
+                with trace.use_span(_execute(tracer, tool, call_id, said), end_on_exit=True):
+                    pass
+        desk = _invoke(tracer, "front_desk")
+        with trace.use_span(desk, end_on_exit=True):
+            _chat(tracer, [parts_user("Refund order 7.")], _answer("Billing refunded order 7."))
+
+
+def test_a_chain_of_agents_linked_by_transfers_under_an_application_span_is_one_request() -> None:
+    requests, runs = _requests(_chain)
+    assert len(requests) == 1  # the entry agent appears twice in the chain: still one request
+    request = requests[0]
+    assert request.tool_calls == [] and request.output == "Billing refunded order 7."
+    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [
+        ("front_desk", "billing"),
+        ("billing", "front_desk"),
+    ]
+    assert len(runs) == 3 and all(r.parent_span_id is not None for r in runs if r is not request)
+
+
+def _group_chat(tracer: Any) -> None:
+    """Two agents take turns under the application's span; the first one's turn ends on a tool's result (no
+    reflection on it), which names no agent; the second speaks next."""
+    with tracer.start_as_current_span("POST /chat"):
+        first = _invoke(tracer, "support")
+        with trace.use_span(first, end_on_exit=True):
+            _chat(tracer, [parts_user("Close my account 42.")], [parts_calls(("c1", "delete_account", {"id": 42}))])
+            with trace.use_span(_execute(tracer, "delete_account", "c1", "account 42 deleted"), end_on_exit=True):
+                pass
+        second = _invoke(tracer, "reviewer")
+        with trace.use_span(second, end_on_exit=True):
+            _chat(tracer, [parts_user("Close my account 42.")], _answer("Your account is closed."))
+
+
+def test_a_call_that_names_no_agent_stays_a_tool_call_whoever_speaks_next() -> None:
+    requests, _ = _requests(_group_chat)
+    assert len(requests) == 1 and requests[0].agents == ["support", "reviewer"]
+    assert [t.name for t in requests[0].tool_calls] == ["delete_account"] and requests[0].handoffs == []
