@@ -20,6 +20,7 @@ import argparse
 import gzip
 import http.client
 import json
+import math
 import os
 import re
 import threading
@@ -196,12 +197,19 @@ def count_spans(body: bytes) -> int:
 
 def decode_floor(bodies: Sequence[bytes], repeat: int = 3) -> float:
     """The best spans/s of `repeat` passes of `decode_walk` over the same bytes."""
-    best = 0.0
+    return floor_figures(bodies, repeat)[0]
+
+
+def floor_figures(bodies: Sequence[bytes], repeat: int = 3) -> tuple[float, float]:
+    """The best spans/s and the least CPU µs per span (this thread's) of `repeat` passes of `decode_walk`: the CPU
+    figure is what the server's CPU per span is compared with (waiting for a shared CPU does not count in either)."""
+    best, least = 0.0, math.inf
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.thread_time()
         n = decode_walk(bodies)
         best = max(best, n / (time.perf_counter() - t0))
-    return best
+        least = min(least, (time.thread_time() - c0) / max(1, n) * 1e6)
+    return best, least
 
 
 # --- the server's side ------------------------------------------------------------------------
@@ -269,11 +277,11 @@ def children(pid: int) -> list[int]:
         return []
 
 
-def cpu_seconds(pid: int) -> float | None:
+def cpu_seconds(pid: int, with_children: bool = True) -> float | None:
     """User + system CPU time so far of a process, its threads and its child processes (/proc/<pid>/stat), None
     where unavailable. A child that exits meanwhile takes its time with it."""
     total = None
-    for each in (pid, *children(pid)):
+    for each in (pid, *(children(pid) if with_children else ())):
         try:
             with open(f"/proc/{each}/stat") as f:
                 fields = f.read().rsplit(")", 1)[1].split()
@@ -337,6 +345,8 @@ class Result:
     grading_delay_p50_s: float | None  # interpolated within the histogram's buckets
     grading_delay_p99_s: float | None
     worker_rss_mb: float | None = None  # the largest peak RSS of its grading workers, with several
+    floor_cpu_us_per_span: float | None = None  # the floor's CPU per span (this process's thread)
+    front_cpu_us_per_span: float | None = None  # the receiving process's own share of cpu_us_per_span (with workers)
 
 
 def _paced(
@@ -377,6 +387,7 @@ def run_load(
     before = scrape(metrics_url) if metrics_url else {}
     graded_before = total(before, "otelgrade_runs_graded_total")
     cpu_before = cpu_seconds(server_pid) if server_pid else None
+    front_before = cpu_seconds(server_pid, with_children=False) if server_pid else None
     peak_in_flight = 0.0
     n_spans = sum(spans)
 
@@ -405,7 +416,8 @@ def run_load(
         else:
             raise TimeoutError(f"the server graded fewer than {runs} runs within {timeout:.0f}s")
     cpu_after = cpu_seconds(server_pid) if server_pid else None
-    floor_rate = decode_floor(bodies) if floor else None
+    front_after = cpu_seconds(server_pid, with_children=False) if server_pid else None
+    floor_rate, floor_cpu = floor_figures(bodies) if floor else (None, None)
     elapsed = done if done is not None else sent
     peak = proc_status_kb(server_pid, "VmHWM") if server_pid else None
     worker_peaks = [p for w in children(server_pid) if (p := proc_status_kb(w, "VmHWM"))] if server_pid else []
@@ -423,6 +435,12 @@ def run_load(
         cpu_us_per_span=(cpu_after - cpu_before) / n_spans * 1e6 if cpu_before is not None and cpu_after else None,
         peak_rss_mb=peak / 1024 if peak else None,
         worker_rss_mb=max(worker_peaks) / 1024 if worker_peaks else None,
+        floor_cpu_us_per_span=floor_cpu,
+        front_cpu_us_per_span=(
+            (front_after - front_before) / n_spans * 1e6
+            if worker_peaks and front_before is not None and front_after
+            else None
+        ),
         peak_spans_in_flight=peak_in_flight if metrics_url else None,
         grading_delay_p50_s=histogram_quantile(before, now, delay, 0.5) if now else None,
         grading_delay_p99_s=histogram_quantile(before, now, delay, 0.99) if now else None,

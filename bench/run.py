@@ -13,7 +13,9 @@ Then, per load, a server with a long settle holds every span of `--repeat` succe
 per held span, beyond the span's payload (its share of the request bytes).
 With `--workers 1,2` every load and protocol is measured once per number of grading workers (`OTELGRADE_WORKERS`),
 side by side: CPU per span counts the receiving process and its workers, RSS is the receiving process's and the
-largest worker's peak, and a line per load says how end-to-end spans/s scales with the workers.
+largest worker's peak, and a line per load says how end-to-end spans/s scales with the workers; a second table
+(`bench.predict`) gives the CPU per span against the floor's and one worker's, and the spans/s it predicts on
+machines with more cores.
 Every figure is printed as the median (min-max) of the rounds. `--judge S` adds the agent mix over gRPC
 with a rubric judge at `sample: 1.0` that answers after S seconds: what a slow judge costs ingest.
 
@@ -44,7 +46,7 @@ from typing import Any
 
 import yaml
 
-from bench import loadgen
+from bench import loadgen, predict
 from bench.loads import Load, agent_mix, captured
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -292,6 +294,7 @@ def table(rows: Sequence[Row], memory: Sequence[Memory], judged: Row | None = No
         )
         lines.append("| " + " | ".join(cells) + " |")
     lines += _scaling(rows)
+    lines += predict.table(rows)
     if memory:
         lines += ["", "| load | spans held | RSS bytes per held span | payload bytes per span | beyond payload |"]
         lines.append("|---|---|---|---|---|")

@@ -235,18 +235,39 @@ def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str
 
 
 def _runs(config: Config, inputs: Sequence[str], since: float | None = None) -> list[Trajectory]:
-    """The runs in the inputs, as the config's span mappings read them (with `since`: those that ended within it)."""
+    """The runs in the inputs, as the config's span mappings read them (with `since`: those that ended within it,
+    and, for conversation suites, every other turn of the conversations they are turns of)."""
     from otelgrade.pipeline import TraceReader
     from otelgrade.tools.backfill import since as ended_since
     from otelgrade.tools.offline import read_runs
 
     cutoff = None if since is None else time.time() - since
-    runs = list(read_runs(inputs, TraceReader.of(config), cutoff))
+    whole_conversations = any(suite.level == "conversation" for suite in config.suites)
+    runs = list(read_runs(inputs, TraceReader.of(config), None if whole_conversations else cutoff))
     if cutoff is not None:
-        runs = ended_since(runs, cutoff)
+        runs = _with_whole_conversations(config, ended_since(runs, cutoff), runs, f"the last {since:g}s")
     if not runs:
         within = "" if since is None else f" that ended within the last {since:g}s"
         raise InputError(f"no agent runs{within} found in {' '.join(inputs)}")
+    return runs
+
+
+def _with_whole_conversations(
+    config: Config, chosen: list[Trajectory], every: list[Trajectory], what: str
+) -> list[Trajectory]:
+    """With conversation suites, `chosen` and the other turns of their conversations (said on stderr): a
+    conversation is graded from all its turns, never from those `what` happened to touch."""
+    from otelgrade.grade.conversations import whole
+
+    if not any(suite.level == "conversation" for suite in config.suites):
+        return chosen
+    runs, added = whole(chosen, every)
+    if added:
+        print(
+            f"otelgrade: {added} run(s) outside {what} added: the other turns of the conversations it touches "
+            "(run suites grade them too)",
+            file=sys.stderr,
+        )
     return runs
 
 
@@ -306,8 +327,9 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
     old, new = load_config(args.compare[0]), load_config(args.compare[1])
     runs = _runs(new, args.inputs, args.since)
     _confirm_judges([(old, f" of {old.source}"), (new, f" of {new.source}")], runs, args.judge_sample, args.yes)
-    before = [g for _, gs in asyncio.run(_grade_all(old, runs, args.judge_sample)) for g in gs]
-    after = [g for _, gs in asyncio.run(_grade_all(new, runs, args.judge_sample)) for g in gs]
+    answers: dict[str, tuple[str | None, list[tuple[str, str]]]] = {}  # a judge asked the same answers once
+    before = [g for _, gs in asyncio.run(_grade_all(old, runs, args.judge_sample, answers)) for g in gs]
+    after = [g for _, gs in asyncio.run(_grade_all(new, runs, args.judge_sample, answers)) for g in gs]
     if not before and not after:
         raise InputError(_nothing_matched(new, runs))
     comparison = compare(before, after)
@@ -329,10 +351,29 @@ def _agreement(args: argparse.Namespace, out: TextIO) -> int:
 
     humans = read_human_verdicts(args.human)
     config = load_config(args.config)
+    graders = {n for suite in config.suites for spec in suite.graders for n in (spec.name, f"{suite.name}/{spec.name}")}
+    if unknown := sorted({h.grader for h in humans} - graders):
+        named = ", ".join(sorted(n for n in graders if "/" not in n)) or "none"
+        if len(unknown) == len({h.grader for h in humans}):
+            raise InputError(f"{args.human} names no grader of {config.source}: {', '.join(unknown)} (it has {named})")
+        print(
+            f"otelgrade: {args.human} names graders {config.source} does not have, left out: "
+            f"{', '.join(unknown)} (it has {named})",
+            file=sys.stderr,
+        )
     wanted = {h.trace_id for h in humans}
-    runs = [run for run in _runs(config, args.inputs) if run.trace_id in wanted]
+    every = _runs(config, args.inputs)
+    runs = [run for run in every if run.trace_id in wanted]
+    runs = _with_whole_conversations(config, runs, every, f"the runs {args.human} labels")
     if not runs:
         raise InputError(f"none of the {len(wanted)} trace id(s) in {args.human} is in {' '.join(args.inputs)}")
+    if missing := wanted - {run.trace_id for run in every}:
+        print(
+            f"otelgrade: {len(missing)} of the {len(wanted)} trace id(s) in {args.human} are in no input, such as "
+            f"{min(missing)}: their verdicts are counted as not judged",
+            file=sys.stderr,
+        )
+    humans = [h for h in humans if h.grader in graders]
     _confirm_judges([(config, "")], runs, 1.0, args.yes)
     grades = [g for _, gs in asyncio.run(_grade_all(config, runs, 1.0)) for g in gs]
     results = agreement(humans, grades)
@@ -372,14 +413,17 @@ def _nothing_matched(config: Config, trajectories: list[Trajectory]) -> str:
 
 
 async def _grade_all(
-    config: Config, trajectories: list[Trajectory], judge_sample: float | None = None
+    config: Config,
+    trajectories: list[Trajectory],
+    judge_sample: float | None = None,
+    answers: dict[str, tuple[str | None, list[tuple[str, str]]]] | None = None,
 ) -> list[tuple[Trajectory, list[Grade]]]:
     """Grade every run as the server would, with judges' answers awaited; then, at the end of the input, every
     conversation the runs form (for `level: conversation` suites). The report is the output: no sink is written."""
     from otelgrade.pipeline import Pipeline
 
     pipeline = Pipeline(config, Metrics(), sinks=())
-    judges = await pipeline.start_judges(judge_sample)
+    judges = await pipeline.start_judges(judge_sample, answers)
     try:
         return await pipeline.grade_all(trajectories)
     finally:

@@ -27,6 +27,7 @@ from otelgrade.grade.judges import DISABLED, JudgeClient
 from otelgrade.grade.judges.runner import JudgeRunner
 from otelgrade.rebuild import rebuild_grouped
 from otelgrade.rebuild.dialect import Dialect
+from otelgrade.rebuild.identity import SCOPE_ATTRIBUTE
 from otelgrade.rebuild.mapping import mapped_dialects
 
 
@@ -38,15 +39,17 @@ class TraceReader:
     dialects: tuple[Dialect, ...] = ()
     id_attributes: tuple[str, ...] = ()
     span_ground_truth: bool = False
+    scope_attribute: str | None = SCOPE_ATTRIBUTE
 
     @classmethod
     def of(cls, config: Config) -> TraceReader:
-        rebuild = config.rebuild
-        named_by = tuple(config.conversations.id_attributes)
-        return cls(mapped_dialects(rebuild.mappings), named_by, rebuild.ground_truth_from_spans)
+        rebuild, conversations = config.rebuild, config.conversations
+        named_by = tuple(conversations.id_attributes)
+        dialects = mapped_dialects(rebuild.mappings)
+        return cls(dialects, named_by, rebuild.ground_truth_from_spans, conversations.scope_attribute or None)
 
     def __call__(self, spans: Sequence[AnySpan], logs: Sequence[LogEvent] = ()) -> list[Trajectory]:
-        runs = rebuild_grouped(spans, logs, self.dialects, self.id_attributes)
+        runs = rebuild_grouped(spans, logs, self.dialects, self.id_attributes, self.scope_attribute)
         return [without_span_ground_truth(t, self.span_ground_truth) for t in runs]
 
 
@@ -116,10 +119,12 @@ class Pipeline:
         self.rebuild = prepared.reader
         self.config = prepared.config
 
-    async def start_judges(self, sample: float | None = None) -> JudgeRunner:
+    async def start_judges(
+        self, sample: float | None = None, answers: dict[str, tuple[str | None, list[tuple[str, str]]]] | None = None
+    ) -> JudgeRunner:
         """Start a judge runner on the running loop and bind the suites' judges to it; raises when it cannot
-        start (then judges stay off: their graders grade `skipped`)."""
-        runner = JudgeRunner(self.config.judge, self.metrics, sample=sample)
+        start (then judges stay off: their graders grade `skipped`). `answers`: judges' answers to reuse and keep."""
+        runner = JudgeRunner(self.config.judge, self.metrics, sample=sample, answers=answers)
         await runner.start(self.grading.judge_graders())
         self.judges = runner
         self.install(self.prepare(self.config))

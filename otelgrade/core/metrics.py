@@ -144,7 +144,8 @@ class Metrics:
         )
         self.conversations_completed = Counter(
             "otelgrade_conversations_completed",
-            "Conversations completed (settled, ended by a marker, evicted for room, at shutdown)",
+            "Conversations completed (settled, ended by a marker, evicted for room, at shutdown, capped: past a "
+            "conversation's own turn or byte cap)",
             ["reason"],
             registry=r,
         )
@@ -179,6 +180,14 @@ class Metrics:
             "same, pass_to_fail, fail_to_pass, "
             "other (to or from error/skipped)",
             ["suite", "grader", "change"],
+            registry=r,
+        )
+        self.failures_on_regrade = Counter(
+            "otelgrade_regrade_failures",
+            "Grades that turned to fail when given again (a resumed conversation, a run re-graded on late spans), by "
+            "level (run, conversation): the grade families count each run and conversation once, as first graded, so "
+            "the guardrail alerts add these",
+            ["level", "suite", "grader", "environment"],
             registry=r,
         )
         self.grader_versions = Gauge(

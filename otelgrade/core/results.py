@@ -89,6 +89,8 @@ class Grade:
     version: str = ""  # the grader's version: a short hash of its effective config (`graders.versions`)
     level: Level = "run"  # `conversation`: a grade of a whole conversation, attached to its last run's span
     conversation_id: str | None = None  # the conversation the run (or the graded conversation) is
+    conversation_scope: str | None = None  # whose id it is (`conversations.scope_attribute`: service.name)
+    shadow: bool = False  # of a `shadow: true` suite: a version tried beside the one that pages
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -441,12 +441,39 @@ class ConversationSettings(Strict):
 
     settle: Duration = Field(900.0, gt=0)
     id_attributes: list[str] = Field(default_factory=list)  # the application's own conversation id attributes
+    # Whose id it is: runs whose ids are equal are one conversation only when this attribute (on the resource or
+    # where the id is found) has the same value too. Empty: ids are shared by every application.
+    scope_attribute: str = "service.name"
     keep_completed: Duration = Field(3600.0, ge=0)  # how long a completed conversation can be re-opened
     max_conversations: int = Field(100_000, gt=0)
     max_bytes: Bytes = ByteSize(640 * 1024**2)
+    # One conversation at most: past either it is graded as it stands (`capped`) and its later turns start anew.
+    max_conversation_turns: int = Field(1000, gt=0)
+    max_conversation_bytes: Bytes = ByteSize(32 * 1024**2)  # its turns' trajectory JSON, uncompressed
     # With replicas: the conversation router's OTLP/HTTP address (`http://conversation-router:4318`): each turn is
     # sent there, and the router sends it to the replica that owns its conversation (collector_config/).
     route_turns: str | None = None
+    # With `route_turns`: a file holding a secret every replica shares. Turn records are signed with it, and a replica
+    # holds only the turn records it signs (a replica without `route_turns` holds none).
+    turn_token_file: ReadableFile | None = None
+
+    @model_validator(mode="after")
+    def _routing_is_signed(self) -> ConversationSettings:
+        if self.route_turns is not None and self.turn_token_file is None:
+            raise ValueError(
+                "route_turns needs turn_token_file: a file holding a secret all replicas share, which signs the turn "
+                "records they send each other (records it does not sign are refused)"
+            )
+        if self.turn_token_file is not None and not self.turn_secret():
+            raise ValueError(f"{self.turn_token_file!r} is empty; write the replicas' shared secret in it")
+        return self
+
+    def turn_secret(self) -> bytes | None:
+        """The secret that signs turn records (the file's content without surrounding whitespace), None without one."""
+        if self.turn_token_file is None:
+            return None
+        with open(self.turn_token_file, "rb") as file:
+            return file.read().strip()
 
     @field_validator("route_turns")
     @classmethod

@@ -31,6 +31,9 @@ class Event:
 CONVERSATION_TURN_EVENT = "otelgrade.conversation.turn"
 """The event name of a turn record: one rebuilt run of a conversation, sent between replicas as an OTLP log record
 (its body the run's trajectory JSON) so that every turn of a conversation meets on the replica that owns it."""
+TURN_SIGNATURE = "otelgrade.turn.signature"
+"""The attribute of a turn record that proves a replica sent it: an HMAC of its body with the replicas' shared
+`conversations.turn_token_file`."""
 
 
 @dataclass(slots=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any, Literal, TypeVar
+from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,7 +97,15 @@ class Trajectory(BaseModel):
     lacks: list[Part] = Field(default_factory=list)  # parts this trace cannot carry (e.g. content capture off)
     unread: list[Unread] = Field(default_factory=list)  # spans under the run that no dialect understood
     conversation_id: str | None = None  # the conversation the run is a turn of, when its spans name one
+    # whose id it is: the value of `conversations.scope_attribute` (service.name by default); two applications'
+    # conversations of the same id are two conversations
+    conversation_scope: str | None = None
     ends_conversation: bool = False  # the run carries the explicit end marker (`otelgrade.conversation.end`)
+
+    @property
+    def conversation_key(self) -> str | None:
+        """The conversation the run is a turn of, as one string (its scope and id), None when it names none."""
+        return None if self.conversation_id is None else conversation_key(self.conversation_scope, self.conversation_id)
 
     def own_calls(self, calls: list[CallT]) -> list[CallT]:
         """The calls the run's own agent made: in a request of several agents, leaves out its workers' (the GenAI
@@ -129,6 +138,17 @@ class Conversation(Trajectory):
 # What instrumentations write in place of content they were told to hide (OpenInference's hide settings): the
 # content is absent, as with capture off, never text to grade.
 REDACTED = frozenset({"__REDACTED__", "[REDACTED]", "<redacted>"})
+
+
+def conversation_key(scope: str | None, conversation_id: str) -> str:
+    """A conversation's identity, its scope and id, as one string that no other pair makes."""
+    return conversation_id if scope is None else f"{len(scope)}:{scope}:{conversation_id}"
+
+
+def conversation_path(conversation_id: str | None, scope: str | None = None) -> str:
+    """A conversation's page on the grades page: its id in the path, its scope (whose id it is) in the query."""
+    where = "" if scope is None else f"?scope={quote(scope, safe='')}"
+    return f"/conversations/{quote(conversation_id or '', safe='')}{where}"
 
 
 def content_text(content: Any) -> str:

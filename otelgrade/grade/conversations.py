@@ -5,9 +5,13 @@ each turn's trajectory as zlib-compressed JSON (never spans; a turn repeats its 
 compresses about 3.5×), one deadline heap for all of them (one entry per open conversation, moved on when it had
 newer runs). Each turn counts its compressed JSON plus what holding it costs (`TURN_OVERHEAD`, and
 `CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes
-`settle` after its last run, at once on a run carrying the end marker, or when the caps (count, bytes) need its
-room (`evicted`: graded as it stands). A completed conversation is kept `keep_completed` so a later run re-opens it
-with its earlier turns; it is then graded again, as the next revision of its grades.
+`settle` after its last run, at once on a run carrying the end marker (`REOPEN_GAP` after its last grade when it
+is ended again that soon), or when the caps (count, bytes) need its
+room (`evicted`: graded as it stands), or once it holds `max_conversation_turns` turns or `max_conversation_bytes`
+of their JSON (`capped`: what grading it costs is bounded, and one conversation cannot make the caps evict the
+others; it is then forgotten, so its later turns start a new one). A completed conversation is kept
+`keep_completed` so a later run re-opens it with its earlier turns; it is then graded again, as the next revision
+of its grades.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -28,12 +33,16 @@ from otelgrade.core.trajectory import PARTS, Conversation, Handoff, LLMCall, Too
 
 log = logging.getLogger(__name__)
 
-Completion = Literal["settled", "ended", "evicted", "shutdown"]
+Completion = Literal["settled", "ended", "evicted", "shutdown", "capped"]
 JOURNAL_SLACK = 16 * 1024**2  # bytes a journal may hold beyond twice what is held before it is rewritten
-COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown")
+COMPLETIONS: tuple[Completion, ...] = ("settled", "ended", "evicted", "shutdown", "capped")
 # Per call of `due`, on the grading thread: conversations merged for grading, and completed ones forgotten (a
 # journal line each). A burst that settles together is spread over the next calls, runs graded in between.
 SETTLE_BATCH = 32
+# A conversation ended again within this many seconds of its last grade (an end marker on every turn, each turn
+# re-opening it) is graded once the gap is over, with every turn that came meanwhile: a storm of markers costs a
+# grade per gap, not per turn (each grade reads every turn, so one per turn would grow with the square of them).
+REOPEN_GAP = 1.0
 FORGET_BATCH = 256
 # zlib level 1 on the captured turns (4.0 kB of JSON each): 3.5× smaller, ~23 µs to compress, ~8 µs to
 # decompress; level 6 makes it 3.8× for ~40% more CPU.
@@ -96,6 +105,7 @@ def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Con
         lacks=[p for p in PARTS if p in lacks],
         unread=[u for r in turns for u in r.unread],
         conversation_id=conversation_id or last.conversation_id,
+        conversation_scope=last.conversation_scope,
         ends_conversation=any(r.ends_conversation for r in turns),
         turns=len(turns),
         runs=list(turns),
@@ -124,21 +134,26 @@ def _seconds_between(first: Trajectory, last: Trajectory) -> float | None:
 @dataclass(slots=True)
 class Held:
     """One conversation's turns, each as its trajectory's JSON compressed, keyed by (trace id, span id) so a run
-    graded again after late spans replaces its earlier self."""
+    graded again after late spans replaces its earlier self. `conversation_id` is its key (`conversation_key`: the
+    application's id within its scope)."""
 
     conversation_id: str
     turns: dict[tuple[str, str], bytes] = field(default_factory=dict)
     nbytes: int = CONVERSATION_OVERHEAD  # what it holds, bookkeeping included
     last_run: float = 0.0  # when its latest run arrived (the clock of `Conversations`)
     completed_at: float | None = None  # None while open
+    raw: int = 0  # its turns' JSON, uncompressed: what merging them for grading reads
     reopened: int = 0  # how often a run came after it was complete
+    last_completed: float | None = None  # when it last completed (kept while it is open again)
+    end_due: float | None = None  # re-opened and ended again soon after: when it completes (`REOPEN_GAP`)
 
     def put(self, key: tuple[str, str], body: bytes) -> int:
         """Hold a turn (its trajectory's JSON, compressed here) under its (trace id, span id); the change in bytes
         held."""
         before = self.turns.get(key)
+        self.raw += len(body)
         body = self.turns[key] = zlib.compress(body, COMPRESSION_LEVEL)
-        # a turn graded again replaces itself
+        # a turn graded again replaces itself (its JSON counted twice in `raw`, which only errs on the safe side)
         change = len(body) - len(before) if before is not None else len(body) + TURN_OVERHEAD
         self.nbytes += change
         return change
@@ -149,7 +164,23 @@ class Held:
             yield key, zlib.decompress(body)
 
     def conversation(self) -> Conversation:
-        return merge([Trajectory.model_validate_json(body) for _, body in self.turns_json()], self.conversation_id)
+        return merge([Trajectory.model_validate_json(body) for _, body in self.turns_json()])
+
+    def readable(self) -> tuple[Conversation | None, int]:
+        """The conversation of the turns that read as trajectories (None if none does), and how many did not (a
+        journal line of JSON that is not a trajectory: damage on disk, or a journal of another version)."""
+        runs: list[Trajectory] = []
+        for key, body in self.turns_json():
+            try:
+                runs.append(Trajectory.model_validate_json(body))
+            except ValueError as exc:
+                log.error(
+                    "conversation %s: a journalled turn (trace %s) is not a trajectory, skipped: %s",
+                    self.conversation_id[:200],
+                    key[0][:64],
+                    str(exc)[:200],
+                )
+        return (merge(runs) if runs else None), len(self.turns) - len(runs)
 
 
 class Journal:
@@ -239,6 +270,7 @@ class Conversations:
         self._deadlines: list[tuple[float, str]] = []  # (settle deadline, id); stale entries are skipped
         self.reopened_total = 0
         self.journal: Journal | None = None
+        self.damaged = 0  # journalled turns that were not trajectories, skipped (`otelgrade_spool_damage_total`)
 
     def restore(self, journal: Journal) -> int:
         """Hold again what the journal kept (open conversations settle `settle` from now) and keep writing to it;
@@ -277,7 +309,7 @@ class Conversations:
     def add(self, run: Trajectory) -> list[Completed]:
         """Hold a request run that names a conversation; what completes because of it (its own conversation when
         the run ends it, the oldest open ones when the caps need room)."""
-        cid = run.conversation_id
+        cid = run.conversation_key
         if cid is None:
             return []
         now = self.clock()
@@ -300,29 +332,41 @@ class Conversations:
         held.last_run = now
         if self.journal is not None:
             self.journal.turn(cid, (run.trace_id, run.span_id), body)
-        done: list[Completed] = []
-        if run.ends_conversation:
+        done: list[Completed | None] = []
+        settings = self.settings
+        if len(held.turns) >= settings.max_conversation_turns or held.raw > settings.max_conversation_bytes:
+            done.append(self._complete(held, "capped", reopened or held.reopened > 0))
+            self._forget(cid)
+        elif run.ends_conversation and held.last_completed is not None and now < held.last_completed + REOPEN_GAP:
+            # ended again right after it was graded (an end marker on every turn): graded once the gap is over,
+            # with every turn that came meanwhile, not once per turn
+            if held.end_due is None:
+                held.end_due = held.last_completed + REOPEN_GAP
+                heapq.heappush(self._deadlines, (held.end_due, cid))
+        elif run.ends_conversation:
             done.append(self._complete(held, "ended", reopened or held.reopened > 0))
         elif not was_open:  # an open one has its entry already: `due` moves it on to its latest run
             self._push_deadline(now + self.settings.settle, cid)
         done.extend(self._make_room())
-        return done
+        return [c for c in done if c is not None]
 
     def due(self, limit: int = SETTLE_BATCH) -> list[Completed]:
         """Up to `limit` of the open conversations whose last run is `settle` old, earliest deadline first (the
         others stay due: `next_deadline` has passed until the calls that follow take them); completed ones past
         `keep_completed` forgotten, a bounded number per call too."""
         now = self.clock()
-        done: list[Completed] = []
+        done: list[Completed | None] = []
         while self._deadlines and self._deadlines[0][0] <= now and len(done) < limit:
             _, cid = heapq.heappop(self._deadlines)
             held = self.open.get(cid)
             if held is None:
                 continue  # completed before its deadline (an end marker, the caps)
-            if held.last_run + self.settings.settle <= now:
+            if held.end_due is not None and held.end_due <= now:
+                done.append(self._complete(held, "ended", held.reopened > 0))
+            elif held.last_run + self.settings.settle <= now:
                 done.append(self._complete(held, "settled", held.reopened > 0))
             else:
-                heapq.heappush(self._deadlines, (held.last_run + self.settings.settle, cid))
+                heapq.heappush(self._deadlines, (self._deadline(held), cid))
         keep = self.settings.keep_completed
         for _ in range(FORGET_BATCH):
             if not self.completed:
@@ -331,16 +375,20 @@ class Conversations:
             if held.completed_at is None or held.completed_at + keep > now:
                 break
             self._forget(cid)
-        return done
+        return [c for c in done if c is not None]
 
     def _push_deadline(self, deadline: float, cid: str) -> None:
         """One entry per open conversation, plus those of conversations completed before their deadline: when these
         outnumber the open ones, the heap is built again from the open ones (so it is bounded by the caps)."""
         heapq.heappush(self._deadlines, (deadline, cid))
         if len(self._deadlines) > 2 * len(self.open) + 1024:
-            settle = self.settings.settle
-            self._deadlines = [(held.last_run + settle, c) for c, held in self.open.items()]
+            self._deadlines = [(self._deadline(held), c) for c, held in self.open.items()]
             heapq.heapify(self._deadlines)
+
+    def _deadline(self, held: Held) -> float:
+        """When an open conversation completes if no run comes: `settle` after its last, or its end when due."""
+        settled = held.last_run + self.settings.settle
+        return settled if held.end_due is None else min(held.end_due, settled)
 
     def next_deadline(self) -> float | None:
         """When the next open conversation may settle (None: none open)."""
@@ -348,15 +396,20 @@ class Conversations:
 
     def drain(self) -> list[Completed]:
         """Every open conversation, complete now (shutdown without a spool to keep them)."""
-        return [self._complete(held, "shutdown", held.reopened > 0) for held in list(self.open.values())]
+        done = [self._complete(held, "shutdown", held.reopened > 0) for held in list(self.open.values())]
+        return [c for c in done if c is not None]
 
-    def _complete(self, held: Held, reason: Completion, reopened: bool) -> Completed:
+    def _complete(self, held: Held, reason: Completion, reopened: bool) -> Completed | None:
+        """Complete a conversation; what to grade (None when none of its turns reads as a trajectory)."""
         self.open.pop(held.conversation_id, None)
-        held.completed_at = self.clock()
+        held.completed_at = held.last_completed = self.clock()
+        held.end_due = None
         self.completed[held.conversation_id] = held
         if self.journal is not None:
             self.journal.state(held.conversation_id, "done")
-        return Completed(held.conversation(), reason, reopened)
+        conversation, damaged = held.readable()
+        self.damaged += damaged
+        return None if conversation is None else Completed(conversation, reason, reopened)
 
     def _forget(self, cid: str) -> None:
         held = self.completed.pop(cid)
@@ -372,9 +425,42 @@ class Conversations:
         cap, max_bytes = self.settings.max_conversations, self.settings.max_bytes
         while self.completed and (len(self) > cap or self.nbytes > max_bytes):
             self._forget(next(iter(self.completed)))
-        done: list[Completed] = []
+        done: list[Completed | None] = []
         while len(self.open) > 1 and (len(self.open) > cap or self.nbytes > max_bytes):
             held = next(iter(self.open.values()))
             done.append(self._complete(held, "evicted", held.reopened > 0))
             self._forget(held.conversation_id)
-        return done
+        return [c for c in done if c is not None]
+
+
+def whole(chosen: Sequence[Trajectory], every: Sequence[Trajectory]) -> tuple[list[Trajectory], int]:
+    """`chosen` (runs labelled, or within a time window), with every other run of `every` that is a turn of a
+    conversation one of them is a turn of, so that each conversation is graded whole; and how many were added."""
+    keys = {key for run in chosen if (key := run.conversation_key) is not None}
+    if not keys:
+        return list(chosen), 0
+    taken = {(run.trace_id, run.span_id) for run in chosen}
+    added = [r for r in every if r.conversation_key in keys and (r.trace_id, r.span_id) not in taken]
+    return [*chosen, *added], len(added)
+
+
+def revision_of(runs: Sequence[Trajectory], settle: float) -> int:
+    """The revision a live service grades a conversation of these turns as, at its last turn: 1, plus one for each
+    time it completed before a later turn re-opened it (an end marker, or `settle` without a turn)."""
+    turns = sorted(runs, key=lambda r: (r.start_time or "", r.trace_id, r.span_id))
+    revision = 1
+    for before, after in pairwise(turns):
+        gap = _gap(before.end_time, after.start_time)
+        if before.ends_conversation or (gap is not None and gap >= settle):
+            revision += 1
+    return revision
+
+
+def _gap(end: str | None, start: str | None) -> float | None:
+    from datetime import datetime
+
+    if not end or not start:
+        return None
+    return (
+        datetime.fromisoformat(start.replace("Z", "+00:00")) - datetime.fromisoformat(end.replace("Z", "+00:00"))
+    ).total_seconds()

@@ -20,8 +20,8 @@ from typing import Any
 from otelgrade.core.metrics import Metrics
 from otelgrade.core.results import OUTCOMES, Grade, GradeResult, Level, Outcome
 from otelgrade.core.settings import ConversationSettings
-from otelgrade.core.trajectory import Conversation, Trajectory
-from otelgrade.grade.conversations import Completed, Conversations, merge
+from otelgrade.core.trajectory import Conversation, Trajectory, conversation_key
+from otelgrade.grade.conversations import Completed, Conversations, merge, revision_of
 from otelgrade.grade.gathering import Deliver, Gathering
 from otelgrade.grade.graders import GraderSpec
 from otelgrade.grade.graders.base import AlertPolicy, is_judge
@@ -29,6 +29,7 @@ from otelgrade.grade.graders.scope import Scoped
 from otelgrade.grade.graders.versions import grader_version
 from otelgrade.grade.judges import DISABLED, JudgeClient
 from otelgrade.grade.route import Predicate, match_filter
+from otelgrade.grade.turn_records import TurnRefused, read_turn
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +137,7 @@ class Grading:
         settings = conversations if conversations is not None else ConversationSettings()
         self.conversations = Conversations(settings, clock)  # held live; fed only while a suite grades conversations
         self.turn_router: Callable[[Trajectory], None] | None = None  # with replicas: where turns go to meet
+        self.turn_secret: bytes | None = None  # with replicas: what signs the turn records this replica holds
         self._conversations_lock = threading.Lock()  # the holder is changed under it; conversations graded outside
         self._alert_policies: set[tuple[str, str, AlertPolicy]] = set()  # exported: (suite, grader, policy)
         self.install(suites)
@@ -231,24 +233,47 @@ class Grading:
             self.turn_router(run)
             return []
         with self._conversations_lock:
-            reopened = run.conversation_id in self.conversations.completed
+            reopened = run.conversation_key in self.conversations.completed
             done = self.conversations.add(run)
         if reopened:
             self.metrics.conversations_reopened.inc()
         return self._grade_completed(done)
 
-    def hold_routed(self, bodies: Sequence[str]) -> list[Grade]:
-        """Turn records the router sent this replica (the runs' trajectory JSON), held as turns here."""
+    def hold_routed(self, records: Sequence[tuple[str, str]]) -> list[Grade]:
+        """Turn records the router sent this replica (each run's trajectory JSON and its signature), held as turns
+        here when `read_turn` accepts them; the others are refused, counted and logged."""
         ready: list[Grade] = []
-        for body in bodies:
+        refused: Counter[str] = Counter()
+        for body, signed in records:
             try:
-                run = Trajectory.model_validate_json(body)
+                run = read_turn(body, signed, self.turn_secret)
+            except TurnRefused as exc:
+                refused[str(exc)] += 1
+                continue
             except ValueError as exc:
-                self.metrics.log_records_dropped.labels("turn_record_invalid").inc()
-                log.warning("a turn record is not a trajectory, dropped: %s", str(exc)[:200])
+                self._invalid_turn(exc)
                 continue
             ready.extend(self.hold_turn(run, routed=True))
+        if refused:
+            count = sum(refused.values())
+            self.metrics.turn_records.labels("refused").inc(count)
+            self.metrics.log_records_dropped.labels("turn_record_refused").inc(count)
+            why = "; ".join(f"{n}x {reason}" for reason, n in refused.items())
+            log.warning("%d turn record(s) refused: %s", count, why)
         return ready
+
+    def hold_passed_on(self, body: bytes) -> list[Grade]:
+        """A turn another grading worker of this process passed on (over its pipe, never from a receiver): held."""
+        try:
+            run = Trajectory.model_validate_json(body)
+        except ValueError as exc:
+            self._invalid_turn(exc)
+            return []
+        return self.hold_turn(run, routed=True)
+
+    def _invalid_turn(self, problem: ValueError) -> None:
+        self.metrics.log_records_dropped.labels("turn_record_invalid").inc()
+        log.warning("a turn record is not a trajectory, dropped: %s", str(problem)[:200])
 
     def settle_conversations(self) -> list[Grade]:
         """Grade the conversations whose last run is `conversations.settle` old (the server calls it on its
@@ -268,6 +293,9 @@ class Grading:
 
     def _grade_completed(self, done: Sequence[Completed]) -> list[Grade]:
         m = self.metrics
+        if self.conversations.damaged:
+            m.spool_damage.labels("journal").inc(self.conversations.damaged)
+            self.conversations.damaged = 0
         ready: list[Grade] = []
         for completed in done:
             m.conversations_completed.labels(completed.reason).inc()
@@ -277,17 +305,23 @@ class Grading:
         return ready
 
     async def grade_conversations_and_wait(self, runs: Sequence[Trajectory]) -> list[tuple[Conversation, list[Grade]]]:
-        """The offline path: the request runs of the input grouped by conversation id, each conversation graded
-        once, at the end of the input, with judges' answers awaited."""
+        """The offline path: the request runs of the input grouped by conversation (scope and id), each graded
+        once, at the end of the input, with judges' answers awaited; numbered the revision the live service would
+        have graded it as (a conversation that resumed after it settled is its revision 2)."""
         turns: dict[str, list[Trajectory]] = {}
         for run in runs:
-            if run.parent_span_id is None and run.conversation_id is not None:
-                turns.setdefault(run.conversation_id, []).append(run)
+            key = run.conversation_key
+            if run.parent_span_id is None and key is not None:
+                turns.setdefault(key, []).append(run)
         graded = []
-        for cid, its_runs in turns.items():
-            conversation = merge(its_runs, cid)
+        for its_runs in turns.values():
+            conversation = merge(its_runs)
             self.metrics.conversations_completed.labels("ended" if conversation.ends_conversation else "settled").inc()
-            graded.append((conversation, await self.grade_and_wait(conversation)))
+            grades = await self.grade_and_wait(conversation)
+            revision = revision_of(its_runs, self.conversations.settings.settle)
+            for grade in grades:
+                grade.revision = revision if grade.level == "conversation" else grade.revision
+            graded.append((conversation, grades))
         return graded
 
     def _note_unmatched(self, labels: tuple[str, ...], source: str) -> None:
@@ -381,7 +415,9 @@ class Grading:
             call_span_id=call_span,
             version=spec.version,
             level=suite.level,
+            shadow=suite.shadow,
             conversation_id=trajectory.conversation_id,
+            conversation_scope=trajectory.conversation_scope,
         )
         if suite.regrade or suite.level == "conversation":
             self._revise(grade)
@@ -389,10 +425,12 @@ class Grading:
 
     def _revise(self, grade: Grade) -> None:
         """Number a re-graded suite's grade: the next revision of the same grade of the run, counting what changed
-        (`otelgrade_regrades_total`), or 1 for a grade the run did not have before."""
+        (`otelgrade_regrades_total`) and a grade that turned to fail (`otelgrade_regrade_failures_total`, which the
+        guardrail alerts count), or 1 for a grade the run did not have before."""
         whole = grade.level == "conversation"  # the same grade of a conversation whichever run is its last
         key = ("" if whole else grade.span_id, grade.suite, grade.grader, grade.call_span_id)
-        owner = f"conversation:{grade.conversation_id}" if whole else grade.trace_id
+        conversation = conversation_key(grade.conversation_scope, grade.conversation_id or "")
+        owner = f"conversation:{conversation}" if whole else grade.trace_id
         with self._outcomes_lock:
             outcomes = self._outcomes.get(owner)
             if outcomes is None:
@@ -404,6 +442,10 @@ class Grading:
             outcomes[key] = (grade.outcome, grade.revision)
         if before is not None:
             self.metrics.regrades.labels(grade.suite, grade.grader, _change(before[0], grade.outcome)).inc()
+            if grade.outcome == "fail" and before[0] != "fail":  # a new failure: it pages as a first one would
+                environment = self.metrics.environment(grade.environment)
+                failures = self.metrics.failures_on_regrade.labels(grade.level, grade.suite, grade.grader, environment)
+                failures.inc(exemplar={"trace_id": grade.trace_id})
 
 
 def alert_policies(suite: Suite) -> dict[str, AlertPolicy]:

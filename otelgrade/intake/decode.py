@@ -20,7 +20,15 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.core.registry import Registry
-from otelgrade.core.spans import CONVERSATION_TURN_EVENT, Event, LogEvent, ReceivedSpan, any_value, attributes
+from otelgrade.core.spans import (
+    CONVERSATION_TURN_EVENT,
+    TURN_SIGNATURE,
+    Event,
+    LogEvent,
+    ReceivedSpan,
+    any_value,
+    attributes,
+)
 from otelgrade.intake.receivers.base import Encoding, Signal
 
 _ZERO_TRACE = bytes(16)
@@ -45,7 +53,8 @@ class DecodedLogs:
     dropped: dict[str, int] = field(default_factory=dict)  # reason -> count (not GenAI, no span, ...)
     rejected: dict[str, int] = field(default_factory=dict)  # malformed records
     warnings: list[str] = field(default_factory=list)
-    turns: list[str] = field(default_factory=list)  # turn records' bodies (trajectory JSON), for the conversations
+    # turn records, for the conversations: each one's body (trajectory JSON) and signature ("" when it has none)
+    turns: list[tuple[str, str]] = field(default_factory=list)
 
 
 # --- entry points -------------------------------------------------------------------------
@@ -481,7 +490,8 @@ def log_events_from_request(request: Any) -> DecodedLogs:
                 attrs = attributes(record.attributes)
                 name = record.event_name or attrs.get("event.name") or ""
                 if name == CONVERSATION_TURN_EVENT and record.body.HasField("string_value"):
-                    out.turns.append(record.body.string_value)
+                    signature = attrs.get(TURN_SIGNATURE)
+                    out.turns.append((record.body.string_value, signature if isinstance(signature, str) else ""))
                     continue
                 if not isinstance(name, str) or not name.startswith("gen_ai."):
                     name = scope_event

@@ -110,7 +110,8 @@ class Ingest(Receiving):
         self._executor = decode_executor
         self.busy = busy  # true while the server wants senders to back off
         self.spool = spool
-        self.on_turns: Callable[[list[str]], None] | None = None  # turn records, for the conversations' holder
+        # turn records (body, signature), for the conversations' holder
+        self.on_turns: Callable[[list[tuple[str, str]]], None] | None = None
         for protocol in receiver_types():  # each receiver's series at 0, so rate() and absent() work from the start
             metrics.spans_received.labels(protocol)
             metrics.log_records_received.labels(protocol)

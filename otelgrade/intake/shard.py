@@ -120,9 +120,9 @@ def split(body: bytes, signal: Signal, workers: int) -> dict[int, bytes]:
         request: Any = request_type.FromString(body)
     except _ProtoDecodeError as exc:
         raise ShardError(str(exc)) from None
-    parts: dict[int, Any] = {}
+    parts: dict[int, list[bytes]] = {}  # worker -> its resources, each encoded as a `resources` field
     for resource in request.resources:
-        held: dict[int, Any] = {}  # worker -> this resource in its part
+        scopes: list[tuple[Any, dict[int, list[bytes]]]] = []
         for scope in resource.scopes:
             mine: dict[int, list[bytes]] = {}
             for item in scope.items:
@@ -131,10 +131,30 @@ def split(body: bytes, signal: Signal, workers: int) -> dict[int, bytes]:
                     trace_id = trace_id_of(item, signal)
                     worker = owner(trace_id, workers) if len(trace_id) == _TRACE_ID_LEN else 0
                 mine.setdefault(worker, []).append(item)
+            scopes.append((scope, mine))
+        owners = {worker for _, mine in scopes for worker in mine}
+        if len(owners) == 1:  # a resource whose every item one worker owns (most, when a resource sends one trace)
+            parts.setdefault(owners.pop(), []).append(_resource_field(resource.SerializeToString()))
+            continue
+        held: dict[int, Any] = {}  # worker -> this resource, with only its items
+        for scope, mine in scopes:
             for worker, items in mine.items():
                 into = held.get(worker)
                 if into is None:
-                    part = parts.get(worker) or parts.setdefault(worker, request_type())
-                    into = held[worker] = part.resources.add(resource=resource.resource, schema_url=resource.schema_url)
+                    into = held[worker] = request_type().resources.add(
+                        resource=resource.resource, schema_url=resource.schema_url
+                    )
                 into.scopes.add(scope=scope.scope, items=items, schema_url=scope.schema_url)
-    return {worker: part.SerializeToString() for worker, part in sorted(parts.items())}
+        for worker, into in held.items():
+            parts.setdefault(worker, []).append(_resource_field(into.SerializeToString()))
+    return {worker: b"".join(pieces) for worker, pieces in sorted(parts.items())}
+
+
+def _resource_field(encoded: bytes) -> bytes:
+    """A request's `resources` field (1, length-delimited) holding one encoded resource."""
+    length, size = bytearray(), len(encoded)
+    while size > 0x7F:
+        length.append(size & 0x7F | 0x80)
+        size >>= 7
+    length.append(size)
+    return b"\n" + bytes(length) + encoded

@@ -63,7 +63,7 @@ _SIGNALS: tuple[Signal, ...] = ("traces", "logs")
 _ENCODINGS: tuple[Encoding, ...] = ("protobuf", "json")
 _GRADED = "graded.log"
 _TRACE_ID = re.compile(rb"[0-9a-f]{32}")
-DAMAGE = ("corrupt", "torn", "unknown_version", "graded_mark")  # the kinds of otelgrade_spool_damage_total
+DAMAGE = ("corrupt", "torn", "unknown_version", "graded_mark", "journal")  # kinds of otelgrade_spool_damage_total
 
 
 @dataclass(frozen=True, slots=True)

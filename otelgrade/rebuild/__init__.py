@@ -13,6 +13,7 @@ from otelgrade.core.spans import AnySpan, LogEvent, Span
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import DIALECTS, classify
+from otelgrade.rebuild.identity import SCOPE_ATTRIBUTE
 from otelgrade.rebuild.trace import rebuild_trace
 
 __all__ = ["DIALECTS", "classify", "rebuild", "rebuild_grouped"]
@@ -23,11 +24,12 @@ def rebuild_grouped(
     logs: Sequence[LogEvent] = (),
     dialects: Sequence[Dialect] = (),
     id_attributes: Sequence[str] = (),
+    scope_attribute: str | None = SCOPE_ATTRIBUTE,
 ) -> list[Trajectory]:
     """The agent runs of one trace whose spans (and log events) the caller already grouped by trace id, as the
     assembler and the offline reader do: read and rebuilt as `rebuild` does, without checking the grouping again."""
     spans = [span.read() for span in received]
-    return rebuild_trace(spans, logs, dialects=dialects, id_attributes=id_attributes) if spans else []
+    return rebuild_trace(spans, logs, None, dialects, id_attributes, scope_attribute) if spans else []
 
 
 def rebuild(
@@ -35,12 +37,14 @@ def rebuild(
     logs: Sequence[LogEvent] = (),
     dialects: Sequence[Dialect] = (),
     id_attributes: Sequence[str] = (),
+    scope_attribute: str | None = SCOPE_ATTRIBUTE,
 ) -> list[Trajectory]:
     """All the agent runs in ONE trace (all spans share a trace id). Pure function.
 
     `logs` are GenAI events that arrived as OTLP log records; each is read as an event of the
     span it names. `dialects` are the config's mappings (`rebuild.mapping.mapped_dialects`), asked
-    first; `id_attributes` (`conversations.id_attributes`) name a run's conversation before the conventions' ids.
+    first; `id_attributes` (`conversations.id_attributes`) name a run's conversation before the conventions' ids,
+    `scope_attribute` (`conversations.scope_attribute`) whose id it is.
     Spans of other trace ids, if any, are rebuilt as their own traces.
     """
     spans = [span.read() for span in received]
@@ -48,7 +52,7 @@ def rebuild(
         return []
     trace_id = spans[0].trace_id
     if all(s.trace_id == trace_id for s in spans) and all(log.trace_id == trace_id for log in logs):
-        return rebuild_trace(spans, logs, dialects=dialects, id_attributes=id_attributes)
+        return rebuild_trace(spans, logs, None, dialects, id_attributes, scope_attribute)
     by_trace: dict[str, tuple[list[Span], list[LogEvent]]] = {}
     for span in spans:
         by_trace.setdefault(span.trace_id, ([], []))[0].append(span)
@@ -58,5 +62,5 @@ def rebuild(
     return [
         t
         for trace_spans, trace_logs in by_trace.values()
-        for t in rebuild_trace(trace_spans, trace_logs, dialects=dialects, id_attributes=id_attributes)
+        for t in rebuild_trace(trace_spans, trace_logs, None, dialects, id_attributes, scope_attribute)
     ]

@@ -6,10 +6,18 @@ the built-in names. A value that stands for no value (`null`, `None`, `undefined
 Agents SDK's unset `group_id` as `'null'`) names no conversation: the search goes on as if it were absent. A run
 ends its conversation when one of those spans (or the resource) carries
 `otelgrade.conversation.end` set to true: the GenAI conventions define no end signal of their own.
+
+An id or scope longer than `MAX_ID_CHARS` is cut, its end replaced by a hash of the whole (so two long ids stay two),
+here, once: every log line, page and record that shows it shows the cut one.
+
+An id is an application's: its scope is the value of `conversations.scope_attribute` (`service.name` unless the
+config names another, or none), read in the same places. Two applications whose ids collide hold two
+conversations; runs that carry no scope value share the unscoped one.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +40,7 @@ CONVERSATION_ID_ATTRIBUTES: tuple[str, ...] = (
 CONVERSATION_END = "otelgrade.conversation.end"
 NO_VALUE = frozenset(("", "null", "none", "nil", "undefined"))  # as strings, lowercased: an unset value printed
 _WANTED = frozenset((*CONVERSATION_ID_ATTRIBUTES, CONVERSATION_END))
+MAX_ID_CHARS = 200  # longer ids (and scopes) keep their first 183 characters, then "~" and 16 hex of their hash
 
 
 def marks(tree: Tree, id_attributes: Sequence[str] = ()) -> tuple[bool, bool]:
@@ -77,6 +86,18 @@ def conversation_of(
     return found, ended
 
 
+SCOPE_ATTRIBUTE = "service.name"
+
+
+def scope_of(tree: Tree, root: str, scope_attribute: str | None = SCOPE_ATTRIBUTE) -> str | None:
+    """The scope of the run's conversation id: the first value of `scope_attribute` where the id is looked for
+    (None when the config scopes nothing, or no place carries it)."""
+    if not scope_attribute:
+        return None
+    keys = (scope_attribute,)
+    return next((found for attributes in _places(tree, root) if (found := _first(attributes, keys)) is not None), None)
+
+
 def _places(tree: Tree, root: str) -> Iterable[Mapping[str, Any]]:
     span = tree.spans.get(root)
     if span is None:
@@ -97,8 +118,16 @@ def _first(attributes: Mapping[str, Any], keys: Sequence[str]) -> str | None:
             continue
         text = str(value).strip()
         if text.lower() not in NO_VALUE:
-            return text
+            return bounded(text)
     return None
+
+
+def bounded(text: str) -> str:
+    """`text` as it is, or cut to `MAX_ID_CHARS` with a hash of all of it at the end."""
+    if len(text) <= MAX_ID_CHARS:
+        return text
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    return f"{text[: MAX_ID_CHARS - len(digest) - 1]}~{digest}"
 
 
 def _true(value: Any) -> bool:

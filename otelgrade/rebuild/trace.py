@@ -8,7 +8,7 @@ from otelgrade.core.spans import LogEvent, Span
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
-from otelgrade.rebuild.identity import conversation_of, marks
+from otelgrade.rebuild.identity import SCOPE_ATTRIBUTE, conversation_of, marks, scope_of
 from otelgrade.rebuild.requests import requests
 from otelgrade.rebuild.runs import Notes, build, find_runs
 from otelgrade.rebuild.tree import Tree
@@ -20,10 +20,11 @@ def rebuild_trace(
     notes: Notes | None = None,
     dialects: Sequence[Dialect] = (),
     id_attributes: Sequence[str] = (),
+    scope_attribute: str | None = SCOPE_ATTRIBUTE,
 ) -> list[Trajectory]:
     """Every run of one trace, ordered by start time. `dialects` (from the config's mappings) are asked before
-    the built-in ones; `id_attributes` (`conversations.id_attributes`) before the built-in conversation ids;
-    `notes` collects why spans were set aside."""
+    the built-in ones; `id_attributes` (`conversations.id_attributes`) before the built-in conversation ids, whose
+    scope `scope_attribute` names (`conversations.scope_attribute`); `notes` collects why spans were set aside."""
     if not spans:
         return []
     notes = {} if notes is None else notes
@@ -41,12 +42,14 @@ def rebuild_trace(
                 regions[caller].append(run.root.span_id)
     built = {run.root.span_id: build(tree, classified, run, regions[run.root.span_id], notes) for run in runs}
     found = requests(tree, classified, runs, built, regions, notes)
-    _name_conversations(tree, found, id_attributes)
+    _name_conversations(tree, found, id_attributes, scope_attribute)
     return sorted(found, key=lambda t: (t.start_time or "", tree.order.get(t.span_id, -1)))
 
 
-def _name_conversations(tree: Tree, runs: list[Trajectory], id_attributes: Sequence[str]) -> None:
-    """Each request run's conversation id and end marker; a nested run shares its request's."""
+def _name_conversations(
+    tree: Tree, runs: list[Trajectory], id_attributes: Sequence[str], scope_attribute: str | None
+) -> None:
+    """Each request run's conversation (scope and id) and end marker; a nested run shares its request's."""
     named, marked = marks(tree, id_attributes)
     if not named:  # most traces: nothing to look for
         return
@@ -54,10 +57,12 @@ def _name_conversations(tree: Tree, runs: list[Trajectory], id_attributes: Seque
     for run in runs:
         if run.parent_span_id is None:
             run.conversation_id, run.ends_conversation = conversation_of(tree, run.span_id, id_attributes, marked)
+            if run.conversation_id is not None:
+                run.conversation_scope = scope_of(tree, run.span_id, scope_attribute)
     for run in runs:
         request, seen = run, set()
         while request.parent_span_id is not None and request.parent_span_id in by_span and request.span_id not in seen:
             seen.add(request.span_id)
             request = by_span[request.parent_span_id]
         if request is not run:
-            run.conversation_id = request.conversation_id
+            run.conversation_id, run.conversation_scope = request.conversation_id, request.conversation_scope

@@ -142,11 +142,15 @@ class Server:
         self.exporter = self.pipeline.exporter
         self._retrying_sinks = [sink for sink in self.pipeline.sinks if isinstance(sink, RetryingSink)]
         self._unwritten_runs: set[str] = set()  # graded, not marked: a sink holds some of their grades to retry
+        # what else keeps graded traces unmarked (their conversation turns, passed to another worker, not yet held)
+        self.marks_wait: list[Callable[[], set[str]]] = []
         self._judges: JudgeRunner | None = None  # started on the loop, in serve()
         self.turn_router: TurnRouter | None = None  # with replicas, each turn goes to the conversation router
         if config.conversations.route_turns:
-            self.turn_router = TurnRouter(config.conversations.route_turns, self.metrics)
+            secret = config.conversations.turn_secret()
+            self.turn_router = TurnRouter(config.conversations.route_turns, self.metrics, secret)
             self.pipeline.grading.turn_router = self.turn_router
+            self.pipeline.grading.turn_secret = secret
         self.ingest.on_turns = self._turns_received
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -257,12 +261,25 @@ class Server:
         if self.pipeline.grading.conversations.journal is not None:
             self.pipeline.grading.conversations.journal.close()
 
-    def _turns_received(self, bodies: list[str]) -> None:
+    def _turns_received(self, bodies: list[tuple[str, str]]) -> None:
         """Turn records the conversation router sent this replica: held on the grading thread."""
         try:
             self._grading.submit(self.pipeline.grading.hold_routed, bodies)
         except RuntimeError:  # the grading thread has stopped: shutting down
             self.metrics.log_records_dropped.labels("shutdown").inc(len(bodies))
+
+    def hold_passed_on(self, body: bytes, then: Callable[[], None]) -> None:
+        """A turn another grading worker passed on to this one: held on the grading thread, then `then()` (which
+        says so: the conversation journal has it)."""
+
+        def hold() -> None:
+            self.pipeline.grading.hold_passed_on(body)
+            then()
+
+        try:
+            self._grading.submit(hold)
+        except RuntimeError:  # the grading thread has stopped: shutting down (the turn is passed on again later)
+            log.warning("shutdown: a conversation turn passed to this worker is not held; its trace is replayed")
 
     def _replay(self) -> None:
         """Before the receivers open, on a thread of its own: open the spool and hold again what it kept of runs not
@@ -386,7 +403,7 @@ class Server:
         twice). Runs whose grades a sink holds to retry (a full disk) wait for a later call, once written."""
         assert self.spool is not None
         self.exporter.flush()
-        unwritten = set().union(*(sink.unwritten() for sink in self._retrying_sinks))
+        unwritten = set().union(*(sink.unwritten() for sink in self._retrying_sinks), *(w() for w in self.marks_wait))
         if unwritten or self._unwritten_runs:
             self._unwritten_runs.update(trace_ids)
             trace_ids = [t for t in self._unwritten_runs if t not in unwritten]

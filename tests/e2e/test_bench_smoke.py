@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import pytest
 
-from bench import loadgen, loads, run
+from bench import loadgen, loads, predict, run
 from otelgrade.intake.decode import decode_traces
 
 
@@ -79,6 +79,7 @@ def test_a_tiny_benchmark_runs_end_to_end(capsys: pytest.CaptureFixture[str]) ->
             assert r["spans"] == 200 and r["runs"] == 40
             assert r["end_to_end_s"] is not None and r["end_to_end_s"] >= r["send_s"]
             assert r["peak_rss_mb"] > 0 and r["cpu_us_per_span"] > 0 and r["floor_spans_per_s"] > 0
+            assert r["floor_cpu_us_per_span"] > 0
         for r in row["half_rate"]:
             assert r["grading_delay_p99_s"] >= r["grading_delay_p50_s"] > 0
     (memory,) = doc["memory"]
@@ -96,3 +97,21 @@ def test_histogram_quantile_uses_only_observations_between_scrapes() -> None:
     assert p95 == pytest.approx(0.25 + 0.25 * 95 / 98)
     assert loadgen.histogram_quantile(before, after, "otelgrade_grading_delay_seconds", 0.99) == float("inf")
     assert loadgen.histogram_quantile(after, after, "otelgrade_grading_delay_seconds", 0.99) is None
+
+
+def test_the_bench_predicts_spans_per_second_from_cpu_per_span_and_the_receiving_process() -> None:
+    # One process: one core's worth whatever the machine; workers: the cores' worth, up to what one receiving
+    # process can split.
+    assert predict.predicted(8, 1, 50.0, None) == 20_000
+    assert predict.predicted(4, 4, 50.0, 5.0) == 80_000
+    assert predict.predicted(16, 16, 50.0, 5.0) == 200_000
+    saturated = [
+        loadgen.Result("grpc", 10, 1000, 0, 0.1, 0.1, 10_000.0, 100_000.0, 0.1, cpu, 1.0, 0.0, None, None, 1.0, 7.0, f)
+        for cpu, f in ((50.0, None), (55.0, 6.0))
+    ]
+    rows = [run.Row("agent mix", "grpc", n, [r]) for n, r in ((1, saturated[0]), (2, saturated[1]))]
+    lines = predict.table(rows)
+    assert "× floor" in lines[1] and "predicted spans/s, 4 cores" in lines[1]
+    one, two = lines[3], lines[4]
+    assert "| 50.0 | 7.0 | 7.14 | 1.00 |" in one and "| 55.0 | 7.0 | 7.86 | 1.10 | 6.0 |" in two
+    assert "| 72,727 |" in two  # 4 cores / 55 µs

@@ -85,7 +85,7 @@ def test_a_conversation_that_resumes_after_it_completed_is_graded_again_with_all
         ("safe", "pass", "conversation"),
         ("short", "fail", "conversation"),
     }
-    assert all(g["conversation_url"] == "/conversations/conv-7" for g in api["grades"])
+    assert all(g["conversation_url"] == "/conversations/conv-7?scope=support-agent" for g in api["grades"])
 
 
 def test_the_end_marker_grades_at_once_and_shutdown_grades_what_is_still_open(serve) -> None:  # type: ignore[no-untyped-def]
@@ -131,7 +131,9 @@ def test_turns_rebuilt_on_different_replicas_meet_on_the_replica_that_owns_the_c
     """Both replicas send their turns to the conversation router; here the router's choice is made for it (no
     Collector on this machine): it is `owner`, as the router's hash of `conv-r` would pick one replica."""
     owner = serve({"conversations": {"settle": "1s"}, "suites": [SUITE, TURNS]}, ready=False)
-    router = {"route_turns": f"http://127.0.0.1:{owner.http_port}"}
+    secret = owner.workdir / "turn-token"
+    secret.write_text("shared by the replicas\n")
+    router = {"route_turns": f"http://127.0.0.1:{owner.http_port}", "turn_token_file": str(secret)}
     owner.write_config({**owner.config, "conversations": {"settle": "1s", **router}})
     owner.wait_ready()
     other = serve({"conversations": {"settle": "1s", **router}, "suites": [SUITE, TURNS]})

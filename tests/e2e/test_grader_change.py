@@ -130,8 +130,11 @@ def test_archive_change_a_threshold_backfill_and_find_the_flips(
         assert {g["version"] for g in backfilled.values()} != {old_version.group(1)}
 
         # Compare: exactly the runs of quality 0.6 flip, and only the changed grader.
+        asked = len(fake.requests)
         assert main(["grade", "--compare", old, new, "--yes", "--format", "json", str(archive)]) == 1
         compared = {c["grader"]: c for c in map(json.loads, capsys.readouterr().out.splitlines())}
+        # only the threshold changed: the judge is asked once per run, its answer read with each threshold
+        assert len(fake.requests) - asked == RUNS  # before: twice as many
     helpful, budget = compared["support/helpful"], compared["support/budget"]
     flipped = {run["trace_id"] for run in helpful["flips"]["pass->fail"]}
     assert flipped == {t for t, q in sent.items() if q == 0.6}

@@ -275,7 +275,7 @@ def test_past_the_caps_the_oldest_open_conversation_is_graded_as_it_stands_and_c
     graded = [g for run in rec.runs() for g in grading.hold_turn(run)]
     assert [(g.conversation_id, g.outcome) for g in graded] == [("a", "pass")]
     assert grading.metrics.conversations_completed.labels("evicted")._value.get() == 1
-    assert sorted(grading.conversations.open) == ["b", "c"]
+    assert sorted(held.conversation().conversation_id for held in grading.conversations.open.values()) == ["b", "c"]
 
 
 def test_held_conversations_stay_within_their_byte_cap() -> None:
@@ -313,21 +313,23 @@ def test_held_turns_are_compressed_and_come_back_whole(tmp_path: Path) -> None:
     holder.journal = Journal(tmp_path)
     for run in runs:
         holder.add(run)
-    held = holder.open["c-1"]
+    key = runs[0].conversation_key
+    assert key is not None
+    held = holder.open[key]
     json_bytes = sum(len(run.model_dump_json()) for run in runs)
     assert sum(len(body) for body in held.turns.values()) < json_bytes / 2
     assert held.conversation() == merge(runs, "c-1")
     holder.journal.close()
     again = Conversations(ConversationSettings(settle=60), Clock())
     assert again.restore(Journal(tmp_path)) == 1
-    assert again.open["c-1"].conversation() == merge(runs, "c-1")
+    assert again.open[key].conversation() == merge(runs, "c-1")
     # a journal written before turns were held compressed: its lines are read as they were written
-    lines = [{"c": "c-1", "t": r.trace_id, "s": r.span_id, "r": json.loads(r.model_dump_json())} for r in runs]
+    lines = [{"c": key, "t": r.trace_id, "s": r.span_id, "r": json.loads(r.model_dump_json())} for r in runs]
     (tmp_path / "before").mkdir()
     (tmp_path / "before" / Journal.NAME).write_text("".join(json.dumps(line) + "\n" for line in lines))
     before = Conversations(ConversationSettings(settle=60), Clock())
     assert before.restore(Journal(tmp_path / "before")) == 1
-    assert before.open["c-1"].conversation() == merge(runs, "c-1")
+    assert before.open[key].conversation() == merge(runs, "c-1")
 
 
 def test_what_holding_costs_is_counted_and_the_deadlines_stay_as_many_as_the_open_conversations() -> None:
@@ -335,7 +337,7 @@ def test_what_holding_costs_is_counted_and_the_deadlines_stay_as_many_as_the_ope
     theirs behind only for a while; the bytes counted against `max_bytes` include what holding a turn and a
     conversation costs beyond the turn's JSON (measured in bench/conversations.py)."""
     clock = Clock()
-    holder = Conversations(ConversationSettings(settle=60, max_conversations=10), clock)
+    holder = Conversations(ConversationSettings(settle=60, max_conversations=10, max_conversation_turns=5000), clock)
     template = Trajectory(trace_id="t", span_id="s", input="hello")
     for n in range(3000):
         holder.add(template.model_copy(update={"trace_id": f"t{n}", "conversation_id": "long"}))

@@ -53,6 +53,7 @@ def test_late_spans_grade_the_run_again_as_its_next_revision(serve) -> None:  # 
     counted = {o: server.metric("otelgrade_grades_total", {**LABELS, "outcome": o}) for o in ("pass", "fail")}
     runs = server.metric("otelgrade_runs_graded_total", {"suite": "support", "environment": "unknown"})
     late = server.metric("otelgrade_late_spans_total")
+    turned = server.metric("otelgrade_regrade_failures_total", {"level": "run", "suite": "support", "grader": "safe"})
     server.stop()  # the sink's file is complete
     grades = server.grades()
     assert [(g["trace_id"], g["revision"], g["outcome"]) for g in grades] == [
@@ -62,6 +63,7 @@ def test_late_spans_grade_the_run_again_as_its_next_revision(serve) -> None:  # 
     assert "delete_account" in grades[-1]["rationale"]
     # Pass rates count the run once, as first graded; the re-grade is counted apart.
     assert counted == {"pass": 1, "fail": 0} and runs == 1 and late == 0
+    assert turned == 1  # the failure that came with the late spans counts toward the guardrail's alert
 
 
 def test_without_regrade_late_spans_are_counted_late_and_the_grade_stands(serve) -> None:  # type: ignore[no-untyped-def]

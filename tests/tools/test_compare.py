@@ -125,3 +125,21 @@ def test_a_trace_of_several_runs_is_matched_run_by_run_with_span_id(
     assert main(["agreement", "--config", config, "--human", str(human), "--format", "json", str(CAPTURES)]) == 0
     (with_span,) = map(json.loads, capsys.readouterr().out.splitlines())
     assert with_span["runs"] == 4 and with_span["accuracy"] == 1.0
+
+
+def test_agreement_says_which_graders_and_trace_ids_it_does_not_know(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [run] = [t for t in read_inputs([CAPTURES / "crewai"]) if t.parent_span_id is None][:1]
+    config = write(tmp_path / "otelgrade.yaml", budget(1))
+    human = tmp_path / "people.csv"
+    human.write_text(f"trace_id,grader,verdict\n{run.trace_id},bugdet,pass\n")  # a typo: before, "0 run(s)", exit 0
+    assert main(["agreement", "--config", config, "--human", str(human), str(CAPTURES / "crewai")]) == 2
+    assert "names no grader of" in capsys.readouterr().err
+    human.write_text(
+        f"trace_id,grader,verdict\n{run.trace_id},budget,pass\n{run.trace_id},bugdet,pass\n{'0' * 32},budget,fail\n"
+    )
+    assert main(["agreement", "--config", config, "--human", str(human), str(CAPTURES / "crewai")]) == 0
+    err = capsys.readouterr().err
+    assert "names graders" in err and "does not have, left out: bugdet" in err
+    assert "1 of the 2 trace id(s) in" in err and "are in no input" in err

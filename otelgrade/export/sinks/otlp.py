@@ -63,6 +63,8 @@ def evaluation_event(grade: Grade) -> dict[str, Any]:
         attrs["otelgrade.grader.version"] = grade.version
     if grade.conversation_id is not None:  # also on a run's grades: which conversation the run is a turn of
         attrs["gen_ai.conversation.id"] = grade.conversation_id
+        if grade.conversation_scope is not None:
+            attrs["otelgrade.conversation.scope"] = grade.conversation_scope
     if grade.level != "run":  # a whole conversation's grade, on its last run's span
         attrs["otelgrade.level"] = grade.level
     if grade.revision > 1:  # supersedes the same grade's lower revisions (the run was re-graded on late spans)

@@ -31,7 +31,7 @@ from pydantic import Field, field_validator, model_validator
 from otelgrade.core.metrics import Metrics
 from otelgrade.core.results import OUTCOMES, Grade, Level, Outcome
 from otelgrade.core.settings import Duration
-from otelgrade.core.trajectory import Conversation
+from otelgrade.core.trajectory import Conversation, conversation_path
 from otelgrade.export.sinks import Sink, SinkSettings, sink_type
 from otelgrade.export.sinks._burst import ErrorBurst
 from otelgrade.grade.gathering import GradedRun
@@ -57,6 +57,7 @@ class WebhookSinkSettings(SinkSettings):
     suites: list[str] = Field(default_factory=list)  # (empty: any)
     graders: list[str] = Field(default_factory=list)
     levels: list[Level] = Field(default_factory=list)
+    shadow: bool = False  # also a shadow suite's grades (a version tried beside the one that pages)
     sample: float = Field(1.0, ge=0.0, le=1.0)  # the share of such runs sent, chosen by trace id
     max_per_second: float = Field(1.0, gt=0)  # messages (retries included); bursts up to one second's worth
     queue_size: int = Field(1000, gt=0)  # messages waiting; past it new ones are dropped and counted
@@ -194,6 +195,7 @@ class WebhookSink:
             and (not s.suites or grade.suite in s.suites)
             and (not s.graders or grade.grader in s.graders)
             and (not s.levels or grade.level in s.levels)
+            and (s.shadow or not grade.shadow)
         )
 
     # --- delivery (the sender thread)
@@ -295,16 +297,19 @@ def message(run: GradedRun, grades: Sequence[Grade], pages_url: str, chars: int)
     t = run.trajectory
     lacks = set(t.lacks)
     run_url = f"{pages_url}/runs/{t.trace_id}" if pages_url else None
+    named = pages_url and t.conversation_id is not None
+    conversation_url = pages_url + conversation_path(t.conversation_id, t.conversation_scope) if named else None
     counts = Counter(g.outcome for g in run.grades)
     return {
         "schema": SCHEMA,
         "id": run.key,
-        "text": summary_text(run, grades, run_url),
+        "text": summary_text(run, grades, conversation_url if isinstance(t, Conversation) else run_url),
         "run": {
             "level": "conversation" if isinstance(t, Conversation) else "run",
             "trace_id": t.trace_id,
             "span_id": t.span_id,
             "conversation_id": t.conversation_id,
+            "conversation_scope": t.conversation_scope,
             "turns": t.turns if isinstance(t, Conversation) else None,
             "service_name": t.service_name,
             "agent_name": t.agent_name,
@@ -327,17 +332,21 @@ def message(run: GradedRun, grades: Sequence[Grade], pages_url: str, chars: int)
         "counts": {outcome: counts[outcome] for outcome in OUTCOMES},
         "part": run.part,
         "waiting": list(run.waiting),
-        "links": {"run": run_url},
+        "links": {"run": run_url, "conversation": conversation_url},
     }
 
 
 def summary_text(run: GradedRun, grades: Sequence[Grade], run_url: str | None) -> str:
-    """One line a chat channel shows (Slack and Mattermost incoming webhooks read `text`)."""
+    """One line a chat channel shows (Slack and Mattermost incoming webhooks read `text`), linking to `run_url` (a
+    conversation's page, for its grades)."""
     t = run.trajectory
     who = "/".join(part for part in (t.service_name, t.agent_name) if part) or "run"
     verdicts = "; ".join(f"{g.suite}/{g.grader} {g.outcome}: {_cut(_flat(g.rationale), 200)}" for g in grades)
     late = " (late judge verdict)" if run.part > 1 else ""
-    line = f"otelgrade: {who} trace {t.trace_id}{late}: {verdicts}"
+    what = f"trace {t.trace_id}"
+    if isinstance(t, Conversation):  # a whole conversation's grades: name it, not its last turn's trace
+        what = f"conversation {t.conversation_id} ({t.turns} turn(s), the last in trace {t.trace_id})"
+    line = f"otelgrade: {who} {what}{late}: {verdicts}"
     return f"{line} <{run_url}>" if run_url else line
 
 

@@ -11,16 +11,16 @@ import json
 import socket
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
-from urllib.parse import quote
 
 import jinja2
 from aiohttp import web
 
 from otelgrade.core.results import OUTCOMES, Grade
 from otelgrade.core.settings import UiSettings
-from otelgrade.core.trajectory import ToolCall, Trajectory, content_text
+from otelgrade.core.trajectory import ToolCall, Trajectory, content_text, conversation_path
 from otelgrade.export.ui.store import ORDERS, GradeQuery, Run, RunStore, select
 from otelgrade.grade.grading import UnmatchedRuns
 
@@ -75,6 +75,7 @@ def add_grade_pages(
     app.router.add_get("/api/grades", pages.api_grades)
     app.router.add_get("/conversations", pages.conversations)
     app.router.add_get("/conversations/{conversation_id}", pages.conversation)
+    app.router.add_get("/api/conversations/{conversation_id}", pages.api_conversation)
     headers = _security_headers()
 
     async def secure(_: web.Request, response: web.StreamResponse) -> None:
@@ -115,6 +116,7 @@ class GradePages:
 
     async def run(self, request: web.Request) -> web.Response:
         trace_id = request.match_info["trace_id"].lower()
+        await self.store.fetch(trace_id)
         runs = self.store.runs(trace_id)
         views = [self._run_view(run) for run in runs]
         return _html(
@@ -136,7 +138,11 @@ class GradePages:
             {
                 **g.to_dict(),
                 "run_url": f"/runs/{g.trace_id}",
-                **({"conversation_url": _conversation_url(g.conversation_id)} if g.conversation_id is not None else {}),
+                **(
+                    {"conversation_url": conversation_path(g.conversation_id, g.conversation_scope)}
+                    if g.conversation_id is not None
+                    else {}
+                ),
                 "trace_url": self.settings.trace_link(g.trace_id, g.call_span_id or g.span_id),
             }
             for g in shown
@@ -144,12 +150,15 @@ class GradePages:
         return web.json_response({"total": total, "grades": rows}, dumps=_json)
 
     async def conversations(self, request: web.Request) -> web.Response:
-        rows = [{"c": c, "link": _conversation_url(c.conversation_id).lstrip("/")} for c in self.store.conversations()]
+        rows = [
+            {"c": c, "link": conversation_path(c.conversation_id, c.scope).lstrip("/")}
+            for c in self.store.conversations()
+        ]
         return _html("conversations.html", conversations=rows, keep=self.store.keep)
 
     async def conversation(self, request: web.Request) -> web.Response:
         conversation_id = request.match_info["conversation_id"]
-        held = self.store.conversation(conversation_id)
+        held = self.store.conversation(conversation_id, request.query.get("scope"))
         turns = []
         for number, turn in enumerate(held.turns if held else [], 1):
             run = next((r for r in self.store.runs(turn.trace_id) if r.span_id == turn.span_id), None)
@@ -163,14 +172,41 @@ class GradePages:
             "conversation.html",
             status=200 if held else 404,
             conversation_id=conversation_id,
+            scope=held.scope if held else request.query.get("scope"),
+            scopes=[]
+            if held
+            else [(s, conversation_path(conversation_id, s)) for s in self.store.scopes(conversation_id)],
             turns=turns,
             grades=[_grade(g) for g in grades],
             keep=self.store.keep,
         )
 
+    async def api_conversation(self, request: web.Request) -> web.Response:
+        """A conversation as JSON: its turns, its latest grades, and every revision's grades held."""
+        conversation_id = request.match_info["conversation_id"]
+        held = self.store.conversation(conversation_id, request.query.get("scope"))
+        if held is None:
+            scopes = self.store.scopes(conversation_id)
+            why = "more than one application has a conversation of this id: add ?scope=" if scopes else "not held"
+            return web.json_response({"error": why, "scopes": scopes}, status=404)
+        revisions = sorted([*held.superseded, *held.grades], key=lambda g: (g.revision, g.suite, g.grader))
+        body = {
+            "conversation_id": held.conversation_id,
+            "scope": held.scope,
+            "url": conversation_path(held.conversation_id, held.scope),
+            "turns": [asdict(t) for t in held.turns],
+            "grades": [g.to_dict() for g in held.grades],
+            "revisions": [g.to_dict() for g in revisions],
+        }
+        return web.json_response(body, dumps=_json)
+
     def _grade_row(self, grade: Grade) -> dict[str, Any]:
         link = self.settings.trace_link(grade.trace_id, grade.call_span_id or grade.span_id)  # the call's, if graded
-        conversation = _conversation_url(grade.conversation_id).lstrip("/") if grade.level == "conversation" else None
+        conversation = (
+            conversation_path(grade.conversation_id, grade.conversation_scope).lstrip("/")
+            if grade.level == "conversation"
+            else None
+        )
         return {"grade": grade, "trace_link": link, "conversation_link": conversation}
 
     def _run_view(self, run: Run) -> dict[str, Any]:
@@ -183,6 +219,9 @@ class GradePages:
             "messages": [_message(m) for m in t.messages] if t else [],
             "grades": [_grade(g) for g in grades],
             "trace_link": self.settings.trace_link(run.trace_id, run.span_id),
+            "conversation_link": ".." + conversation_path(t.conversation_id, t.conversation_scope)
+            if t and t.conversation_id
+            else None,
         }
 
 
@@ -271,10 +310,6 @@ def _when(time_unix: float) -> str:
 
 def _score(score: float | None) -> str:
     return "—" if score is None else f"{score:.2f}"
-
-
-def _conversation_url(conversation_id: str | None) -> str:
-    return f"/conversations/{quote(conversation_id or '', safe='')}"
 
 
 def _json(value: Any) -> str:

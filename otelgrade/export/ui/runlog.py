@@ -137,6 +137,8 @@ def failing_run_line(grades: Sequence[Grade], trace_link: str | None = None, run
     where = [f"trace_id={first.trace_id}", f"span_id={first.span_id}"]
     if first.conversation_id:
         where.append(f"conversation_id={first.conversation_id}")
+        if first.conversation_scope:
+            where.append(f"conversation_scope={first.conversation_scope}")
     if first.service_name:
         where.append(f"service={first.service_name}")
     if first.agent_name:

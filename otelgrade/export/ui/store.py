@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from otelgrade.core.results import LEVELS, OUTCOMES, Grade, Outcome
-from otelgrade.core.trajectory import Conversation, LLMCall, ToolCall, Trajectory
+from otelgrade.core.trajectory import Conversation, LLMCall, ToolCall, Trajectory, conversation_key
 
 RunKey = tuple[str, str]  # (trace_id, span_id)
 ORDERS = ("failing", "newest")
@@ -28,7 +28,6 @@ class Run:
     span_id: str
     trajectory: Trajectory | None = None
     grades: list[Grade] = field(default_factory=list)
-    trajectory_json: bytes = b""  # the trajectory not read yet (a grading worker sent it), read when shown
 
     @property
     def failing(self) -> bool:
@@ -47,13 +46,24 @@ class Turn:
     start_time: str | None
 
 
+SUPERSEDED_KEPT = 100  # a conversation's grades of earlier revisions kept for its JSON, the latest
+
+
 @dataclass
 class HeldConversation:
-    """A graded conversation: its turns as of its latest revision, and its grades."""
+    """A graded conversation: its turns as of its latest revision, and its grades. Its id is its application's,
+    within `scope` (`conversations.scope_attribute`)."""
 
     conversation_id: str
     turns: list[Turn] = field(default_factory=list)
     grades: list[Grade] = field(default_factory=list)
+    scope: str | None = None
+    superseded: list[Grade] = field(default_factory=list)  # the grades of its earlier revisions, the latest kept
+
+    def copy(self) -> HeldConversation:
+        return HeldConversation(
+            self.conversation_id, list(self.turns), list(self.grades), self.scope, list(self.superseded)
+        )
 
     @property
     def failing(self) -> bool:
@@ -74,6 +84,8 @@ class GradeQuery:
     service: str | None = None
     agent: str | None = None
     level: str | None = None  # `run` or `conversation`
+    conversation: str | None = None  # a conversation's id: its grades and its turns' (`scope` narrows it)
+    scope: str | None = None
     order: str = "failing"  # failing first (then errors), newest first within each; or "newest"
     limit: int = 200
 
@@ -107,6 +119,8 @@ class GradeQuery:
             service=given.get("service"),
             agent=given.get("agent"),
             level=level,
+            conversation=given.get("conversation"),
+            scope=given.get("scope"),
             order=order,
             limit=limit,
         )
@@ -119,6 +133,8 @@ class GradeQuery:
             (self.service, grade.service_name),
             (self.agent, grade.agent_name),
             (self.level, grade.level),
+            (self.conversation, grade.conversation_id),
+            (self.scope, grade.conversation_scope),
         )
         return all(want is None or want == have for want, have in wanted)
 
@@ -153,7 +169,7 @@ class RunStore:
                 for r in trajectory.runs
             ]
             with self._lock:
-                self._conversation(trajectory.conversation_id or "").turns = turns
+                self._conversation(trajectory.conversation_id or "", trajectory.conversation_scope).turns = turns
             return
         self.hold(slim(trajectory))
 
@@ -162,11 +178,23 @@ class RunStore:
         with self._lock:
             self._run((held.trace_id, held.span_id)).trajectory = held
 
-    def hold_json(self, trace_id: str, span_id: str, trajectory_json: bytes) -> None:
-        """Hold a run as `hold` does, its trajectory as JSON: read only when its page is opened."""
+    def list_run(self, trace_id: str, span_id: str) -> None:
+        """List a run whose trajectory another process holds (a grading worker): `fetch` brings it in when its page
+        is opened."""
         with self._lock:
-            run = self._run((trace_id, span_id))
-            run.trajectory, run.trajectory_json = None, trajectory_json
+            self._run((trace_id, span_id)).trajectory = None
+
+    def fill(self, held: Trajectory) -> None:
+        """Give a run listed without its trajectory (a grading worker holds it) the one that worker sent for its page;
+        a run no longer listed is not held again."""
+        with self._lock:
+            run = self._passing.get((held.trace_id, held.span_id)) or self._failing.get((held.trace_id, held.span_id))
+            if run is not None and run.trajectory is None:
+                run.trajectory = held
+
+    async def fetch(self, trace_id: str) -> None:
+        """Bring in the trajectories of a trace's runs that another process holds, before its page is shown (here
+        every run is held in this process)."""
 
     def write(self, grades: Sequence[Grade]) -> None:
         with self._lock:
@@ -201,22 +229,30 @@ class RunStore:
     def conversations(self) -> list[HeldConversation]:
         """The graded conversations held, failing first, most recently graded first within each."""
         with self._lock:
-            held = [
-                HeldConversation(c.conversation_id, list(c.turns), list(c.grades)) for c in self._conversations.values()
-            ]
+            held = [c.copy() for c in self._conversations.values()]
         held.sort(key=lambda c: c.graded_at, reverse=True)
         return sorted(held, key=lambda c: not c.failing)
 
-    def conversation(self, conversation_id: str) -> HeldConversation | None:
+    def conversation(self, conversation_id: str, scope: str | None = None) -> HeldConversation | None:
+        """The conversation of this id within `scope`; without a scope, the only one held of this id, if only one
+        is."""
         with self._lock:
-            c = self._conversations.get(conversation_id)
-            return None if c is None else HeldConversation(c.conversation_id, list(c.turns), list(c.grades))
+            c = self._conversations.get(conversation_key(scope, conversation_id))
+            if c is None and scope is None:
+                of_id = [c for c in self._conversations.values() if c.conversation_id == conversation_id]
+                c = of_id[0] if len(of_id) == 1 else None
+            return None if c is None else c.copy()
+
+    def scopes(self, conversation_id: str) -> list[str | None]:
+        """The scopes of the conversations held with this id (two applications may use one id)."""
+        with self._lock:
+            return [c.scope for c in self._conversations.values() if c.conversation_id == conversation_id]
 
     def runs(self, trace_id: str) -> list[Run]:
         """The held runs of one trace, in the order they started (outer runs before nested ones)."""
         with self._lock:
             found = [
-                Run(run.trace_id, run.span_id, _read(run), list(run.grades))
+                Run(run.trace_id, run.span_id, run.trajectory, list(run.grades))
                 for runs in (self._passing, self._failing)
                 for run in runs.values()
                 if run.trace_id == trace_id
@@ -227,19 +263,22 @@ class RunStore:
         with self._lock:
             return len(self._passing) + len(self._failing)
 
-    def _conversation(self, conversation_id: str) -> HeldConversation:
-        held = self._conversations.pop(conversation_id, None)
+    def _conversation(self, conversation_id: str, scope: str | None) -> HeldConversation:
+        key = conversation_key(scope, conversation_id)
+        held = self._conversations.pop(key, None)
         if held is None:
             while len(self._conversations) >= self.keep:
                 self._conversations.popitem(last=False)
-            held = HeldConversation(conversation_id)
-        self._conversations[conversation_id] = held  # the most recently graded last
+            held = HeldConversation(conversation_id, scope=scope)
+        self._conversations[key] = held  # the most recently graded last
         return held
 
     def _conversation_grade(self, grade: Grade) -> None:
-        held = self._conversation(grade.conversation_id or "")
+        held = self._conversation(grade.conversation_id or "", grade.conversation_scope)
         if grade.revision > 1:  # the conversation re-opened and was graded again: this supersedes the earlier grade
             same = (grade.suite, grade.grader)
+            held.superseded = [*held.superseded, *(g for g in held.grades if (g.suite, g.grader) == same)]
+            del held.superseded[:-SUPERSEDED_KEPT]
             held.grades = [g for g in held.grades if (g.suite, g.grader) != same]
         held.grades.append(grade)
 
@@ -251,13 +290,6 @@ class RunStore:
                 (self._passing or self._failing).popitem(last=False)
             run = self._passing[key] = Run(*key)
         return run
-
-
-def _read(run: Run) -> Trajectory | None:
-    """The run's trajectory, read from its JSON the first time it is asked for."""
-    if run.trajectory is None and run.trajectory_json:
-        run.trajectory, run.trajectory_json = Trajectory.model_validate_json(run.trajectory_json), b""
-    return run.trajectory
 
 
 ATTRIBUTE_CHARS = 2000

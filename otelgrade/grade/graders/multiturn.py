@@ -7,6 +7,7 @@ Every run grader also grades a conversation (it sees one merged trajectory); the
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from pydantic import Field
@@ -53,27 +54,42 @@ def _normalized(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+_WITH_DIGITS = re.compile(r"\S*\d\S*")  # a word holding a digit: a number, an order or ticket id, a date, a uuid
+
+
+def _masked(text: str) -> tuple[str, tuple[str, ...]]:
+    """The text with its numbers and ids masked, and those numbers and ids in order."""
+    return _WITH_DIGITS.sub("#", text), tuple(m.strip(".,;:!?()[]{}'\"") for m in _WITH_DIGITS.findall(text))
+
+
 @grader("user_repeats", reads=("input",))
 def user_repeats(
     max: Annotated[int, Field(ge=0)] = 0,
     similarity: Annotated[float, Field(gt=0.0, le=1.0)] = 0.9,
+    mask_ids: bool = True,
 ) -> GradeFn:
     """The user asked the same thing again at most `max` times: a turn's request repeats an earlier one when
-    their texts (case and spacing aside) are at least `similarity` alike (1.0: identical)."""
+    their texts (case and spacing aside) are at least `similarity` alike (1.0: identical). With `mask_ids` (the
+    default), numbers and ids (words holding a digit) are masked before comparing and must be the same in both:
+    "Where is my order 1007?" then "Where is my order 1008?" is a new request, not a repeat, while "where is my
+    order 1007" again is one."""
 
     def grade(trajectory: Trajectory) -> GradeResult:
         turns = _turns(trajectory)
         if turns is None:
             return _not_a_conversation("user_repeats")
-        asked: list[str] = []
+        asked: list[tuple[str, tuple[str, ...]]] = []
         repeats: list[tuple[int, str]] = []
         for number, turn in enumerate(turns, 1):
             text = _normalized(turn.input or "")
             if not text:
                 continue
-            if any(fuzz.ratio(text, earlier) / 100.0 >= similarity for earlier in asked):
+            request = _masked(text) if mask_ids else (text, ())
+            if any(
+                ids == request[1] and fuzz.ratio(request[0], earlier) / 100.0 >= similarity for earlier, ids in asked
+            ):
                 repeats.append((number, turn.input or ""))
-            asked.append(text)
+            asked.append(request)
         if not repeats:
             return GradeResult.check(True, f"no request repeated across {len(turns)} turn(s)", repeats=0)
         shown = "; ".join(f"turn {n}: {text[:80]!r}" for n, text in repeats[:3])

@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import json
 import logging
 import os
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -91,6 +93,7 @@ class JudgeRunner:
         wall: Callable[[], float] = time.time,
         jitter: Callable[[], float] = random.random,
         sample: float | None = None,
+        answers: dict[str, tuple[str | None, list[tuple[str, str]]]] | None = None,
     ) -> None:
         if not isinstance(settings, JudgeSettings):
             settings = JudgeSettings.model_validate(dict(settings or {}))
@@ -98,6 +101,9 @@ class JudgeRunner:
         self.metrics = metrics if metrics is not None else Metrics()
         self.clock, self.wall, self.jitter = clock, wall, jitter
         self.sample = SampleRates(sample) if sample is not None else None
+        # the models' answers by request (`grade --compare`: a judge asked the same by both configs answers once,
+        # each config reading the answer with its own threshold)
+        self.answers = answers
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._lock = threading.Lock()
@@ -332,6 +338,12 @@ class JudgeRunner:
 
     async def _ask(self, lane: _Lane, request: JudgeRequest) -> GradeResult:
         params = self._params(lane, request)
+        asked = _asked(lane.base_url, params) if self.answers is not None else ""
+        if self.answers is not None and asked in self.answers:
+            content, tool_calls = self.answers[asked]
+            result = lane.judge.read(content, tool_calls)
+            meta = {"model": lane.model, "attempts": 0, "prompt": request.user, "answer": content, "reused": True}
+            return result.model_copy(update={"metadata": {**result.metadata, **meta}})
         client = self._client(lane)
         attempts = lane.max_retries + 1
         problem = ""
@@ -359,6 +371,8 @@ class JudgeRunner:
             latency = self.clock() - begun
             tokens_in, tokens_out = self._account(lane, response)
             content, tool_calls = _answer(response)
+            if self.answers is not None:
+                self.answers[asked] = (content, tool_calls)
             result = lane.judge.read(content, tool_calls)
             self._observe(lane.model, "ok" if result.outcome != "error" else "invalid_answer", latency)
             meta = {
@@ -465,6 +479,14 @@ def _sampled_at(result: GradeResult, rate: float, sampled: bool = True) -> Grade
 
 def _needs_price(*budgets: Budget | None) -> bool:
     return any(b is not None and b.usd is not None for b in budgets)
+
+
+_FENCE = re.compile(r"data-[0-9a-f]{16}")  # the random marker around a run's content in a judge's prompt
+
+
+def _asked(base_url: str, params: Mapping[str, Any]) -> str:
+    """What a judge is asked, as one string: the same for two requests that differ only in their random markers."""
+    return _FENCE.sub("data-", json.dumps([base_url, params], sort_keys=True, default=str))
 
 
 def _answer(response: Any) -> tuple[str | None, list[tuple[str, str]]]:

@@ -23,10 +23,10 @@ def sample_point(trace_id: str, grader_name: str) -> float:
 
 
 def sample_key(trajectory: Trajectory) -> str:
-    """What a judge's sample is drawn by: the trace id of a run, the conversation id of a whole conversation (so a
+    """What a judge's sample is drawn by: the trace id of a run, the conversation (scope and id) of a whole one (so a
     conversation graded again after it resumes is sampled as it was before)."""
     if isinstance(trajectory, Conversation) and trajectory.conversation_id:
-        return f"conversation:{trajectory.conversation_id}"
+        return f"conversation:{trajectory.conversation_key}"
     return trajectory.trace_id
 
 

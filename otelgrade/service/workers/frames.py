@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import struct
+from collections.abc import AsyncIterator
 
 from otelgrade.intake.receivers.base import Encoding, ExportResult, Signal
 
@@ -14,20 +15,24 @@ HEADER = struct.Struct("!IB")  # payload length, kind
 # Receiving process -> worker.
 EXPORT = 1  # a request to keep: EXPORT_HEAD, the protocol's name, the body
 SCRAPE = 2  # the worker's metrics, please: request id
-HOLD_TURN = 3  # a run that is a turn of a conversation this worker owns (trajectory JSON)
+HOLD_TURN = 3  # a run that is a turn of a conversation this worker owns (`handoff.hold_frame`)
 FINISH = 4  # shutting down: every worker has graded what it held, so no more turns come; finish conversations
 PING = 5  # are you there? (the heartbeat): answered at once with PONG
+RUNS_OF = 6  # the runs of one trace the grades page shows, please: request id, trace id
+TURN_PASSED = 7  # a turn this worker rebuilt is held by the worker owning its conversation (`handoff`)
 # Worker -> receiving process.
 RESULT = 11  # a request's answer: RESULT_HEAD, the message
-METRICS = 12  # request id, the worker's metrics in the OpenMetrics text format
-RUN = 13  # a run about to be graded, as the grades page keeps it: RUN_HEAD, trace id, span id, trajectory JSON
+METRICS = 12  # request id, the worker's metrics (`merge.snapshot`)
+RUN = 13  # a run about to be graded, for the grades page's list: RUN_HEAD, trace id, span id (the worker holds it)
 GRADES = 14  # a batch of grades (a JSON list of grade records)
 READY = 15  # replay done, requests are taken
 BUSY = 16  # one byte: 1 while the worker wants senders to back off, 0 once it does not
 CONVERSATION = 17  # a conversation about to be graded (its trajectory JSON, turns included)
-TURN = 19  # a run that is a turn of a conversation: ID-length-prefixed conversation id, then trajectory JSON
+TURN = 19  # a run that is a turn of a conversation: length-prefixed conversation key, its ids, trajectory JSON
 DRAINED = 20  # shutting down: what the worker held is graded (its turns sent up before this); it awaits FINISH
 PONG = 21  # the heartbeat's answer
+RUNS = 22  # request id, the trajectories of one trace's runs the worker holds (a JSON list)
+TURN_HELD = 23  # a turn passed to this worker is held, written in its journal (`handoff`)
 UNMATCHED = 18  # what arrived and was not graded since the worker started (`UnmatchedRuns` as JSON), when it changes
 
 EXPORT_HEAD = struct.Struct("!IBBB")  # request id, signal, encoding, length of the protocol's name
@@ -43,13 +48,25 @@ def frame(kind: int, *parts: bytes) -> bytes:
     return HEADER.pack(len(payload), kind) + payload
 
 
-async def read_frame(reader: asyncio.StreamReader) -> tuple[int, bytes] | None:
-    """The next frame's (kind, payload); None once the other side has closed the pipe."""
-    try:
-        length, kind = HEADER.unpack(await reader.readexactly(HEADER.size))
-        return kind, await reader.readexactly(length)
-    except asyncio.IncompleteReadError:
-        return None
+READ_BYTES = 1 << 20  # the most read from a pipe at once
+
+
+async def read_frames(reader: asyncio.StreamReader) -> AsyncIterator[list[tuple[int, bytes]]]:
+    """Every frame that arrives, as (kind, payload), in lists of those that arrived together (a wait per frame cost
+    more than most frames), until the other side closes the pipe."""
+    buffer = bytearray()
+    while data := await reader.read(READ_BYTES):
+        buffer += data
+        got, start = [], 0
+        while len(buffer) - start >= HEADER.size:
+            length, kind = HEADER.unpack_from(buffer, start)
+            end = start + HEADER.size + length
+            if end > len(buffer):
+                break
+            got.append((kind, bytes(buffer[start + HEADER.size : end])))
+            start = end
+        del buffer[:start]
+        yield got
 
 
 def export_frame(request_id: int, signal: Signal, encoding: Encoding, protocol: str, body: bytes) -> bytes:
@@ -77,30 +94,32 @@ def read_result(payload: bytes) -> tuple[int, int, ExportResult]:
 TURN_HEAD = struct.Struct("!H")  # length of the conversation id
 
 
-def turn_frame(conversation_id: str, trajectory_json: bytes) -> bytes:
+TURN_IDS = 48  # the run's trace id and span id, as hex
+
+
+def turn_frame(conversation_id: str, ids: bytes, trajectory_json: bytes) -> bytes:
     cid = conversation_id.encode()[:65535]
-    return frame(TURN, TURN_HEAD.pack(len(cid)), cid, trajectory_json)
+    return frame(TURN, TURN_HEAD.pack(len(cid)), cid, ids, trajectory_json)
 
 
-def read_turn(payload: bytes) -> tuple[bytes, bytes]:
-    """(the conversation id as bytes, the run's trajectory JSON)."""
+def read_turn(payload: bytes) -> tuple[bytes, bytes, bytes]:
+    """(the conversation key as bytes, the run's trace and span ids, the run's trajectory JSON)."""
     (length,) = TURN_HEAD.unpack_from(payload)
     start = TURN_HEAD.size + length
-    return payload[TURN_HEAD.size : start], payload[start:]
+    return payload[TURN_HEAD.size : start], payload[start : start + TURN_IDS], payload[start + TURN_IDS :]
 
 
 RUN_HEAD = struct.Struct("!BB")  # lengths of the trace id and the span id
 
 
-def run_frame(trace_id: str, span_id: str, trajectory_json: bytes) -> bytes:
-    """A run for the grades page: its ids up front, so the receiving process files it without reading the JSON."""
+def run_frame(trace_id: str, span_id: str) -> bytes:
+    """A run for the grades page's list: its ids (the worker keeps its trajectory until the run's page asks)."""
     ids = trace_id.encode()[:255], span_id.encode()[:255]
-    return frame(RUN, RUN_HEAD.pack(*map(len, ids)), *ids, trajectory_json)
+    return frame(RUN, RUN_HEAD.pack(*map(len, ids)), *ids)
 
 
-def read_run(payload: bytes) -> tuple[str, str, bytes]:
-    """(trace id, span id, the trajectory JSON)."""
+def read_run(payload: bytes) -> tuple[str, str]:
+    """(trace id, span id)."""
     trace_length, span_length = RUN_HEAD.unpack_from(payload)
     span_start = RUN_HEAD.size + trace_length
-    json_start = span_start + span_length
-    return payload[RUN_HEAD.size : span_start].decode(), payload[span_start:json_start].decode(), payload[json_start:]
+    return payload[RUN_HEAD.size : span_start].decode(), payload[span_start : span_start + span_length].decode()

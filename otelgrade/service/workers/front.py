@@ -24,13 +24,12 @@ import orjson
 from aiohttp import web
 from prometheus_client import CollectorRegistry, ProcessCollector
 from prometheus_client.exposition import choose_encoder
-from prometheus_client.openmetrics.exposition import generate_latest
+from prometheus_client.metrics_core import Metric
 
 from otelgrade.config import Config, load_config
 from otelgrade.core.metrics import Metrics
 from otelgrade.core.results import Grade
 from otelgrade.core.trajectory import Conversation
-from otelgrade.export.ui import RunStore
 from otelgrade.grade.grading import UNMATCHED_KINDS, UnmatchedRuns
 from otelgrade.intake.decode import DecodeError, protobuf_request
 from otelgrade.intake.ingest import OFFLOAD_BYTES, Receiving
@@ -46,9 +45,10 @@ from otelgrade.intake.receivers.base import Encoding, Signal
 from otelgrade.intake.shard import ShardError, owner, split
 from otelgrade.service.admin import Admin
 from otelgrade.service.server import STOP_GRACE_SECONDS
-from otelgrade.service.workers import frames
+from otelgrade.service.workers import frames, handoff
 from otelgrade.service.workers.health import Heartbeat, WorkerWatch, refusal
-from otelgrade.service.workers.merge import Merged
+from otelgrade.service.workers.merge import Merged, read_snapshot
+from otelgrade.service.workers.runs import ListedRuns
 
 log = logging.getLogger("otelgrade")
 
@@ -119,16 +119,28 @@ class Worker:
         _, status, result = frames.read_result(payload)
         return status, result
 
-    async def scrape(self) -> str:
+    async def scrape(self) -> list[Metric]:
+        return read_snapshot(await self._request(frames.SCRAPE))
+
+    async def runs_of(self, trace_id: str) -> bytes:
+        """The trajectories this worker holds of a trace's runs (`runs.runs_json`)."""
+        return await self._request(frames.RUNS_OF, trace_id.encode())
+
+    async def _request(self, kind: int, *parts: bytes) -> bytes:
+        """Ask the worker for something it answers at once; the answer's payload past its request id."""
         request_id = next(self._ids)
-        _, payload = await self._ask(request_id, frames.frame(frames.SCRAPE, frames.ID.pack(request_id)))
-        return payload[frames.ID.size :].decode()
+        _, payload = await self._ask(request_id, frames.frame(kind, frames.ID.pack(request_id), *parts))
+        return payload[frames.ID.size :]
 
     def tell(self, data: bytes) -> None:
         """Send a frame that has no answer (dropped, and counted, when the worker is not running)."""
         proc = self.proc
         if proc is None or proc.stdin is None or not self.alive:
             self.front.metrics.log_records_dropped.labels("worker_down").inc()
+            if data[4] != frames.PING:
+                log.warning(
+                    "grading worker %d is not running: a message to it (kind %d) is dropped", self.index, data[4]
+                )
             return
         proc.stdin.write(data)
 
@@ -155,31 +167,34 @@ class Worker:
 
     async def _read(self, proc: asyncio.subprocess.Process) -> None:
         assert proc.stdout is not None
-        while (got := await frames.read_frame(proc.stdout)) is not None:
-            try:
-                self._take(*got)
-            except Exception:  # one frame that does not read must not stop the others (answers among them)
-                log.exception("a frame from grading worker %d could not be read", self.index)
+        async for got in frames.read_frames(proc.stdout):
+            for kind, payload in got:
+                try:
+                    self._take(kind, payload)
+                except Exception:  # one frame that does not read must not stop the others (answers among them)
+                    log.exception("a frame from grading worker %d could not be read", self.index)
         for answer in self._waiting.values():
             if not answer.done():
                 answer.set_exception(WorkerGone(f"grading worker {self.index} exited"))
 
     def _take(self, kind: int, payload: bytes) -> None:
         """Act on one frame from the worker."""
-        if kind in (frames.RESULT, frames.METRICS):
+        if kind in (frames.RESULT, frames.METRICS, frames.RUNS):
             (request_id,) = frames.ID.unpack_from(payload)
             answer = self._waiting.get(request_id)
             if answer is not None and not answer.done():
                 answer.set_result((kind, payload))
-        elif kind == frames.RUN:  # read only if its page is opened
-            self.front.runs.hold_json(*frames.read_run(payload))
+        elif kind == frames.RUN:  # its trajectory stays in the worker, asked for if its page is opened
+            self.front.runs.list_run(*frames.read_run(payload))
         elif kind == frames.CONVERSATION:
             self.front.runs.add_run(Conversation.model_validate_json(payload))
         elif kind == frames.GRADES:
             self.front.runs.write([Grade(**g) for g in orjson.loads(payload)])
         elif kind == frames.TURN:
-            conversation_id, run = frames.read_turn(payload)
-            self.front.hold_turn(conversation_id, run)
+            conversation_id, ids, run = frames.read_turn(payload)
+            self.front.hold_turn(conversation_id, (self.index, ids), run)
+        elif kind == frames.TURN_HELD:
+            self.front.turn_held(self.index, handoff.read_held(payload))
         elif kind == frames.UNMATCHED:
             told = orjson.loads(payload)
             self.unmatched = UnmatchedRuns(
@@ -197,6 +212,8 @@ class Worker:
         elif kind == frames.READY:
             self.restarts = 0
             self.ready.set()
+            for turn in self.front.relay.waiting(self.index):  # passed on while it was down, or not held before
+                self.tell(turn)
 
     async def wait(self) -> int:
         """The exit code, once the process has exited and everything it sent was read."""
@@ -219,8 +236,9 @@ class Front(Receiving):
         self.config_path = config_path
         self.max_request_bytes = config.receivers.max_request_bytes
         self.body_read_timeout = config.receivers.body_read_timeout
-        self.runs = RunStore(config.ui.keep)
+        self.runs = ListedRuns(config.ui.keep, lambda: [w for w in self.workers if self.watch.answering(w)])
         self.workers = [Worker(i, count, config_path, self) for i in range(count)]
+        self.relay = handoff.Relay(count)  # conversation turns passed to a worker, until it holds them
         server = config.server
         self.watch = WorkerWatch(
             self.workers, server.worker_timeout, server.worker_restart_after, self.metrics.registry
@@ -279,10 +297,23 @@ class Front(Receiving):
         messages += [m for m in dict.fromkeys(invalid)]
         return ExportResult(rejected, "; ".join(messages))
 
-    def hold_turn(self, conversation_id: bytes, run: bytes) -> None:
-        """Hand a run that is a turn of a conversation to the worker owning the conversation (a hash of its id)."""
-        worker = self.workers[owner(conversation_id, len(self.workers))]
-        worker.tell(frames.frame(frames.HOLD_TURN, run))
+    def hold_turn(self, conversation_id: bytes, key: handoff.TurnKey, run: bytes) -> None:
+        """Hand a run that is a turn of a conversation to the worker owning the conversation (a hash of its key),
+        kept until that worker holds it: a worker that is down gets it once it is ready again."""
+        index = owner(conversation_id, len(self.workers))
+        data = handoff.hold_frame(*key, run)
+        if dropped := self.relay.keep(index, key, data):
+            self.metrics.log_records_dropped.labels("worker_down").inc(dropped)
+        worker = self.workers[index]
+        if worker.alive and worker.ready.is_set():
+            worker.tell(data)
+
+    def turn_held(self, holder: int, key: handoff.TurnKey) -> None:
+        """The worker owning a turn's conversation holds it: forget it, and tell the worker that rebuilt it."""
+        self.relay.held(holder, key)
+        origin, ids = key
+        if origin < len(self.workers) and self.workers[origin].alive:  # else its spool replays the turn's trace
+            self.workers[origin].tell(handoff.passed_frame(ids))
 
     def unmatched(self) -> UnmatchedRuns:
         """What arrived and was not graded, in every worker (for the grades page)."""
@@ -438,12 +469,11 @@ class ServiceAdmin(Admin):
         scraped = await asyncio.gather(
             *(asyncio.wait_for(w.scrape(), SCRAPE_TIMEOUT_SECONDS) for w in workers), return_exceptions=True
         )
-        for worker, text in zip(workers, scraped, strict=True):
-            if not isinstance(text, str):
+        for worker, families in zip(workers, scraped, strict=True):
+            if not isinstance(families, list):
                 watch.up.labels(str(worker.index)).set(0)
-        own = generate_latest(self.metrics.registry).decode()  # type: ignore[no-untyped-call]
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(Merged([own, *(t for t in scraped if isinstance(t, str))]))
+        registry.register(Merged([self.metrics.registry.collect(), *(t for t in scraped if isinstance(t, list))]))
         encoder, content_type = choose_encoder(request.headers.get("Accept", ""))
         body: bytes = encoder(registry)
         return web.Response(body=body, headers={"Content-Type": content_type})

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fcntl
 import itertools
 import logging
 import os
@@ -18,24 +19,26 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
-from prometheus_client.openmetrics.exposition import generate_latest
 
 from otelgrade.config import Config, load_config
 from otelgrade.core.results import Grade
 from otelgrade.core.settings import ReceiverSettings
 from otelgrade.core.trajectory import Conversation, Trajectory
 from otelgrade.export.ui import RunStore
-from otelgrade.export.ui.store import slim
 from otelgrade.intake.receivers import ExportResult, InvalidRequest, Overloaded
 from otelgrade.intake.receivers.base import Ingest
 from otelgrade.service.admin import pages_url
 from otelgrade.service.server import Server, _setup_logging
-from otelgrade.service.workers import frames
+from otelgrade.service.workers import frames, handoff
+from otelgrade.service.workers.merge import snapshot
+from otelgrade.service.workers.runs import runs_json
 
 log = logging.getLogger("otelgrade.worker")
 
 BUSY_CHECK_SECONDS = 0.05  # how often the worker tells the receiving process whether it wants senders to wait
 UNMATCHED_EVERY = 10  # busy checks between looks at what arrived and was not graded
+PIPE_BYTES = 1 << 20  # the pipes' buffers (Linux allows up to /proc/sys/fs/pipe-max-size, 1 MiB by default)
+FLUSH_SECONDS = 0.005  # while the grading thread keeps sending frames, how often the event loop writes them
 
 
 def for_worker(config: Config, index: int, count: int) -> Config:
@@ -69,27 +72,44 @@ def for_worker(config: Config, index: int, count: int) -> Config:
 
 
 class Uplink:
-    """Frames to the receiving process, from any thread, in order: gathered, and written by the event loop once per
-    wake-up (a wake-up per frame cost more than the frames)."""
+    """Frames to the receiving process, from any thread, in order. A frame sent on the event loop is written at once
+    (with any gathered before it); frames from other threads (runs, grades, turns) are gathered and written by the
+    loop every `FLUSH_SECONDS` while they keep coming: a loop wake-up per frame cost more than the frames."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, transport: asyncio.WriteTransport) -> None:
         self._loop = loop
+        self._loop_thread = threading.get_ident()
         self.transport = transport
         self._waiting: list[bytes] = []
+        self._armed = False  # a flush is due on the loop
         self._lock = threading.Lock()
 
     def send(self, data: bytes) -> None:
+        if threading.get_ident() == self._loop_thread:
+            with self._lock:
+                waiting, self._waiting = self._waiting, []
+            waiting.append(data)
+            self._write(waiting)
+            return
         with self._lock:
             self._waiting.append(data)
-            if len(self._waiting) > 1:
-                return  # a write is already due
+            if self._armed:
+                return  # a flush is already due
+            self._armed = True
         if not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: shutting down
-                self._loop.call_soon_threadsafe(self._write)
+                self._loop.call_soon_threadsafe(self._flush)
 
-    def _write(self) -> None:
+    def _flush(self) -> None:
         with self._lock:
             waiting, self._waiting = self._waiting, []
+            if not waiting:
+                self._armed = False  # the next frame wakes the loop
+                return
+        self._write(waiting)
+        self._loop.call_later(FLUSH_SECONDS, self._flush)  # more are likely to follow: gather them meanwhile
+
+    def _write(self, waiting: list[bytes]) -> None:
         if not self.transport.is_closing():
             self.transport.writelines(waiting)
 
@@ -101,21 +121,22 @@ class Uplink:
 
 
 class RunFeed(RunStore):
-    """The grades page's store in a worker: each run and grade goes to the receiving process, whose page shows
-    them; the worker keeps none."""
+    """The grades page's store in a worker: it holds the runs it grades as one process does, and tells the receiving
+    process, whose page lists them, each run's ids and grades; a run's trajectory goes up when its page asks."""
 
-    def __init__(self, uplink: Uplink) -> None:
-        super().__init__(1)
+    def __init__(self, uplink: Uplink, keep: int) -> None:
+        super().__init__(keep)
         self.uplink = uplink
 
     def add_run(self, trajectory: Trajectory) -> None:
         if isinstance(trajectory, Conversation):  # the page lists its turns
             self.uplink.send(frames.frame(frames.CONVERSATION, trajectory.model_dump_json().encode()))
-        else:
-            page = slim(trajectory).model_dump_json().encode()
-            self.uplink.send(frames.run_frame(trajectory.trace_id, trajectory.span_id, page))
+            return
+        super().add_run(trajectory)
+        self.uplink.send(frames.run_frame(trajectory.trace_id, trajectory.span_id))
 
     def write(self, grades: Sequence[Grade]) -> None:
+        super().write(grades)  # which runs this worker keeps follows their grades, as the page's list does
         if grades:
             self.uplink.send(frames.frame(frames.GRADES, orjson.dumps(list(grades), default=str)))
 
@@ -123,11 +144,14 @@ class RunFeed(RunStore):
 class PipeReceiver:
     """The worker's one receiver: export requests from the receiving process, read from a pipe."""
 
-    def __init__(self, ingest: Ingest, server: Server, reader: asyncio.StreamReader, uplink: Uplink) -> None:
+    def __init__(
+        self, ingest: Ingest, server: Server, reader: asyncio.StreamReader, uplink: Uplink, outbox: handoff.Outbox
+    ) -> None:
         self.ingest = ingest
         self.server = server
         self.reader = reader
         self.uplink = uplink
+        self.outbox = outbox
         self._tasks: set[asyncio.Task[None]] = set()
         self._reading: asyncio.Task[None] | None = None
         self._busy: asyncio.Task[None] | None = None
@@ -165,11 +189,12 @@ class PipeReceiver:
             self._reading.cancel()
 
     async def _read(self) -> None:
-        while (got := await frames.read_frame(self.reader)) is not None:
-            try:
-                self._take(*got)
-            except Exception:  # one frame that does not read must not stop the others
-                log.exception("a frame from the receiving process could not be read")
+        async for got in frames.read_frames(self.reader):
+            for kind, payload in got:
+                try:
+                    self._take(kind, payload)
+                except Exception:  # one frame that does not read must not stop the others
+                    log.exception("a frame from the receiving process could not be read")
         log.info("the receiving process closed the pipe: stopping")
         os.kill(os.getpid(), signal.SIGTERM)  # the server's own graceful, bounded shutdown
 
@@ -184,15 +209,21 @@ class PipeReceiver:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         elif kind == frames.HOLD_TURN:
-            self.server._turns_received([payload.decode()])
+            key, run = handoff.read_hold(payload)
+            self.server.hold_passed_on(run, lambda: self.uplink.send(handoff.held_frame(key)))
+        elif kind == frames.TURN_PASSED:
+            self.outbox.held(payload)
         elif kind == frames.FINISH:
             self._finish.set()
         elif kind == frames.PING:  # answered by the event loop whatever the grading thread is doing
             self.uplink.send(frames.frame(frames.PONG))
+        elif kind == frames.RUNS_OF:
+            held = runs_json(self.server.runs.runs(payload[frames.ID.size :].decode()))
+            self.uplink.send(frames.frame(frames.RUNS, payload[: frames.ID.size], held))
         elif kind == frames.SCRAPE:
             self._tell_unmatched()  # first: whoever reads these metrics then sees the page agree
-            text = generate_latest(self.server.metrics.registry)  # type: ignore[no-untyped-call]
-            self.uplink.send(frames.frame(frames.METRICS, payload[: frames.ID.size], text))
+            families = snapshot(self.server.metrics.registry)
+            self.uplink.send(frames.frame(frames.METRICS, payload[: frames.ID.size], families))
 
     async def _export(self, payload: bytes) -> None:
         request_id, signal_, encoding, protocol, body = frames.read_export(payload)
@@ -239,18 +270,23 @@ async def _serve(config_path: str | None, index: int, count: int, fd_in: int, fd
     def load(path: str | Path | None = None) -> Config:
         return for_worker(load_config(path), index, count)
 
-    server = Server(load(config_path), config_path, runs=RunFeed(uplink))
+    config = load(config_path)
+    server = Server(config, config_path, runs=RunFeed(uplink, config.ui.keep))
     server.reloader.load = load
+    outbox = handoff.Outbox()  # turns passed on, not yet held: their traces stay unmarked in the spool
     if count > 1 and server.turn_router is None:  # a conversation's turns meet in the worker that owns it
 
         def route_turn(run: Trajectory) -> None:
-            uplink.send(frames.turn_frame(run.conversation_id or "", run.model_dump_json().encode()))
+            ids = handoff.ids_of(run.trace_id, run.span_id)
+            outbox.sent(ids)
+            uplink.send(frames.turn_frame(run.conversation_key or "", ids, run.model_dump_json().encode()))
 
         server.pipeline.grading.turn_router = route_turn
+        server.marks_wait.append(outbox.unwritten)
     receivers: list[PipeReceiver] = []
 
     def make(ingest: Ingest) -> PipeReceiver:
-        receivers.append(PipeReceiver(ingest, server, reader, uplink))
+        receivers.append(PipeReceiver(ingest, server, reader, uplink, outbox))
         return receivers[-1]
 
     async def finish(deadline: float) -> None:
@@ -273,6 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         handler.setFormatter(logging.Formatter(f"%(asctime)s %(levelname)s [worker {index}] %(name)s: %(message)s"))
     # The frames get stdin and stdout to themselves: anything else printed goes to stderr, with the logs.
     fd_in, fd_out = os.dup(0), os.dup(1)
+    for fd in (fd_in, fd_out):  # Linux: a request's bytes in one write, not 64 KiB at a time (each a wake-up)
+        with contextlib.suppress(AttributeError, OSError):
+            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     os.dup2(2, 1)
     with open(os.devnull, "rb") as devnull:
         os.dup2(devnull.fileno(), 0)

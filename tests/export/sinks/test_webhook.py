@@ -157,7 +157,7 @@ def test_the_message_schema_1_bounded_signed_and_linked(receiver: Receiver, monk
     signed = hmac.new(b"s3cret", headers["X-Otelgrade-Timestamp"].encode() + b"." + raw, hashlib.sha256)
     assert headers["X-Otelgrade-Signature"] == f"sha256={signed.hexdigest()}"
     assert body["schema"] == 1 and body["id"] == key == f"{7:032x}-{7:016x}-r1-p1"
-    assert body["links"] == {"run": f"http://otelgrade.example:9464/runs/{7:032x}"}
+    assert body["links"] == {"run": f"http://otelgrade.example:9464/runs/{7:032x}", "conversation": None}
     assert body["counts"] == {"pass": 1, "fail": 1, "error": 0, "skipped": 1}
     assert [g["grader"] for g in body["grades"]] == ["g1"]  # the grades that matched the filter, whole records
     [sent] = body["grades"]

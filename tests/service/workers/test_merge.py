@@ -9,16 +9,12 @@ from prometheus_client.openmetrics.exposition import generate_latest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from otelgrade.core.metrics import Metrics
-from otelgrade.service.workers.merge import Merged
-
-
-def scrape(metrics: Metrics) -> str:
-    return str(generate_latest(metrics.registry).decode())
+from otelgrade.service.workers.merge import Merged, read_snapshot, snapshot
 
 
 def merged(*processes: Metrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], Any]:
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(Merged([scrape(m) for m in processes]))
+    registry.register(Merged([read_snapshot(snapshot(m.registry)) for m in processes]))
     text = generate_latest(registry).decode()
     return {
         (s.name, tuple(sorted(s.labels.items()))): s
@@ -56,3 +52,14 @@ def test_a_fact_every_worker_states_is_shown_once() -> None:
         m.judge_paused.labels("helpful").set(1)
     samples = merged(one, two)
     assert samples[("otelgrade_judge_paused", (("grader", "helpful"),))].value == 1
+
+
+def test_series_only_some_workers_have_are_shown_and_the_others_added_whatever_their_order() -> None:
+    one, two, three = Metrics(), Metrics(), Metrics()
+    one.runs_graded.labels("a", "prod").inc(1)
+    two.runs_graded.labels("b", "prod").inc(2)
+    two.runs_graded.labels("a", "prod").inc(3)
+    three.runs_graded.labels("a", "prod").inc(4)
+    samples = merged(one, two, three)
+    assert samples[("otelgrade_runs_graded_total", (("environment", "prod"), ("suite", "a")))].value == 8
+    assert samples[("otelgrade_runs_graded_total", (("environment", "prod"), ("suite", "b")))].value == 2
