@@ -1,8 +1,7 @@
-"""Conversations read the same whatever format recorded them: JSON values, OpenAI-style and Anthropic messages."""
+"""Conversations read the same whatever format recorded them: JSON values and OpenAI-style messages."""
 
 from __future__ import annotations
 
-from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.messages import from_openai, last_user_text, parse_json_maybe, result_text, tool_results
 
 
@@ -32,17 +31,3 @@ def test_openai_messages_keep_tool_calls_and_their_results() -> None:
     )
     assert last_user_text(messages) == "Weather in Paris?"
     assert tool_results(messages) == {"c1": "12C rain"}
-
-
-def test_anthropic_blocks_become_openai_style_messages() -> None:
-    messages = from_anthropic(
-        [
-            {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "get_weather", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "12C rain"}]},
-        ],
-        system="Be brief.",
-    )
-    assert [m["role"] for m in messages] == ["system", "user", "assistant", "tool"]
-    assert messages[2]["tool_calls"][0]["function"]["name"] == "get_weather"
-    assert tool_results(messages) == {"t1": "12C rain"}
