@@ -37,10 +37,9 @@ def test_a_result_and_a_turn_read_back() -> None:
     assert frames.read_turn(payload) == (b"travel\x00chat-1", ids, b"{}")
 
 
-KINDS = (
-    "EXPORT SCRAPE HOLD_TURN FINISH PING RUNS_OF TURN_PASSED "  # to a worker
-    "RESULT METRICS RUN GRADES READY BUSY CONVERSATION UNMATCHED TURN DRAINED PONG RUNS TURN_HELD"  # from one
-).split()
+TO_A_WORKER = ["EXPORT", "SCRAPE", "HOLD_TURN", "FINISH", "PING", "RUNS_OF", "TURN_PASSED"]
+FROM_ONE = ["RESULT", "METRICS", "RUN", "GRADES", "READY", "BUSY", "CONVERSATION", "UNMATCHED", "TURN", "DRAINED"]
+KINDS = [*TO_A_WORKER, *FROM_ONE, "PONG", "RUNS", "TURN_HELD"]
 
 
 def test_every_kind_of_frame_has_a_number_of_its_own() -> None:
