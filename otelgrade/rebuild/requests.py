@@ -250,13 +250,14 @@ def _handoffs(
 
 def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:
     """Control handed back with no transfer call of its own: after a transfer from X to Y, X's next model call
-    when every call in between was Y's (as a supervisor's worker hands back when it is done)."""
+    after Y's first when every call in between was Y's (as a supervisor's worker hands back when it is done)."""
     agents = [(c.step, c.agent) for c in request.llm_calls]
     returns = []
     for transfer in candidates:
         giver, taker = transfer.from_agent, transfer.to_agent
         between = [(step, agent) for step, agent in agents if step > transfer.step]
-        back = next((step for step, agent in between if agent != taker), None)
+        took = next((step for step, agent in between if agent == taker), None)  # the giver may wind down first
+        back = next((step for step, agent in between if agent != taker and took is not None and step > took), None)
         if back is None or dict(between)[back] != giver or giver == taker:
             continue
         if not any(t.from_agent == taker and transfer.step < t.step < back for t in transfers):

@@ -50,17 +50,23 @@ def _execute(tracer: Any, name: str, call_id: str, result: str) -> Any:
     return span
 
 
-def _handover_by_another_word(tracer: Any) -> None:
+def _handover_by_another_word(tracer: Any, sign_off: bool = False) -> None:
     """A front desk passes the user to `billing` with a tool named as no framework names its transfers; the
-    billing agent then acts, its invocation beside the front desk's under the application's own span."""
+    billing agent then acts, its invocation beside the front desk's under the application's own span. With
+    `sign_off`, as a swarm's agent does, the desk's model first says so in a last answer of its own, under the
+    swarm's span."""
     from opentelemetry import trace
 
-    with tracer.start_as_current_span("POST /chat"):
+    system = {"gen_ai.operation.name": "invoke_team"} if sign_off else {}
+    with tracer.start_as_current_span("POST /chat", attributes=system):
         desk = _invoke(tracer, "front_desk")
         with trace.use_span(desk, end_on_exit=True):
             _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "pass_along", {"desk": "billing"}))])
             with trace.use_span(_execute(tracer, "pass_along", "c1", "passed"), end_on_exit=True):
                 pass
+            if sign_off:
+                over = [{"role": "assistant", "parts": [{"type": "text", "content": "Over to billing."}]}]
+                _chat(tracer, [parts_user(QUESTION)], over)
         billing = _invoke(tracer, "billing")
         with trace.use_span(billing, end_on_exit=True):
             _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
@@ -98,6 +104,16 @@ def test_a_transfer_under_words_no_framework_uses_is_a_handoff_when_the_agent_it
     ]
     billing = next(r for r in runs if r.agent_name == "billing")
     assert billing.parent_span_id == request.span_id and billing.input == QUESTION
+
+
+def test_a_handoff_stands_when_the_giver_signs_off_before_the_agent_it_names_acts() -> None:
+    runs = rebuild(decode_traces(_otlp(lambda t: _handover_by_another_word(t, sign_off=True))).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert [c.agent for c in request.llm_calls] == ["front_desk", "front_desk", "billing", "billing"]
+    assert [t.name for t in request.tool_calls] == ["refund"]  # within a budget of one tool call
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]  # and billing did not hand back to the desk, which never spoke after it
 
 
 def test_a_delegation_whose_member_runs_inside_the_call_is_a_handoff_not_a_tool_call() -> None:
