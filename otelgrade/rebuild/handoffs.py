@@ -8,8 +8,9 @@ In order, the first rule that applies decides (and the handoff says which, `deci
    hands to; else it is that agent called as a tool, a tool call, unless a framework's name for its transfers
    says otherwise (`name_hint`).
 3. `agent_acted`: the next model call of the request is another agent's (past the caller's own calls that only
-   wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an argument value, a tool name that ends with its name, or its result: `transferred to X`),
-   and is neither an agent called as a tool nor a failure. A call that names no agent at all is a tool call
+   wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an
+   argument value, a tool name that ends with its name, or its result: `transferred to X`), and is neither an
+   agent called as a tool nor a failure. A call that names no agent at all is a tool call
    whoever speaks next (a group chat's turn that ends on a tool's result).
 4. `name_hint`: a framework's name for its transfers (`transfers.is_transfer`), where nothing above applied.
 Several calls of one response that rule 3 would pick leave a tie: a name hint breaks it, else the last one.
@@ -22,7 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
 from otelgrade.rebuild.dialects import Classified
-from otelgrade.rebuild.facts import TransferFacts
+from otelgrade.rebuild.facts import ToolFacts, TransferFacts
 from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
 from otelgrade.rebuild.tree import Tree
 
@@ -33,8 +34,16 @@ NAME_HINT = "name_hint"
 
 
 def stated(classified: Mapping[str, Classified], region: Collection[str]) -> dict[str, TransferFacts]:
-    """The spans of a region whose dialect states a control transfer."""
-    return {s: c.facts for s in region if (c := classified.get(s)) is not None and isinstance(c.facts, TransferFacts)}
+    """The spans of a region whose dialect states a control transfer: a transfer's own span, or a tool's execution
+    that says whom it hands to."""
+    out = {}
+    for s in region:
+        facts = getattr(classified.get(s), "facts", None)
+        if isinstance(facts, TransferFacts):
+            out[s] = facts
+        elif isinstance(facts, ToolFacts) and facts.hands_to:
+            out[s] = TransferFacts(to_agent=facts.hands_to)
+    return out
 
 
 def decide(

@@ -3,6 +3,7 @@ what decided each one."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -75,6 +76,56 @@ def _handover_by_another_word(tracer: Any, sign_off: bool = False) -> None:
             _chat(tracer, [parts_user(QUESTION)], DONE)
 
 
+def _oi(tracer: Any, name: str, kind: str, node: str | None = None, **attributes: Any) -> Any:
+    """An OpenInference span; `node` the graph node it runs, as LangGraph records it in the span's metadata."""
+    span = tracer.start_span(name)
+    span.set_attribute("openinference.span.kind", kind)
+    if node is not None:
+        span.set_attribute("metadata", json.dumps({"langgraph_node": node}))
+    for key, value in attributes.items():
+        span.set_attribute(key.replace("__", "."), value)
+    return span
+
+
+def _graph_of_agents(tracer: Any) -> None:
+    """A graph whose nodes are its agents (a swarm), each node a ReAct graph of its own (`agent` and `tools`
+    nodes, the first of which the instrumentation marks AGENT): no span names an agent but by its node. The
+    front desk hands the user to billing with a tool whose name ends with billing's; billing acts."""
+    from opentelemetry import trace
+
+    def step(agent: str, asked: dict[str, Any], tool: tuple[str, str] | None) -> None:
+        with trace.use_span(_oi(tracer, "agent", "AGENT", "agent"), end_on_exit=True):
+            calls = asked.get("tool_calls") or []
+            flat = {
+                f"llm__output_messages__0__message__tool_calls__{i}__tool_call__function__name": c
+                for i, c in enumerate(calls)
+            }
+            content = {} if calls else {"llm__output_messages__0__message__content": asked["text"]}
+            llm = _oi(
+                tracer,
+                "ChatOpenAI",
+                "LLM",
+                "agent",
+                llm__model_name="gpt-4o",
+                llm__input_messages__0__message__role="user",
+                llm__input_messages__0__message__content=QUESTION,
+                llm__output_messages__0__message__role="assistant",
+                **flat,
+                **content,
+            )
+            llm.end()
+        if tool is not None:
+            with trace.use_span(_oi(tracer, "tools", "CHAIN", "tools"), end_on_exit=True):
+                _oi(tracer, tool[0], "TOOL", "tools", tool__name=tool[0], output__value=tool[1]).end()
+
+    with trace.use_span(_oi(tracer, "desk_graph", "CHAIN", input__value=QUESTION), end_on_exit=True):
+        with trace.use_span(_oi(tracer, "front_desk", "CHAIN", "front_desk"), end_on_exit=True):
+            step("front_desk", {"tool_calls": ["pass_to_billing"]}, ("pass_to_billing", "passed"))
+        with trace.use_span(_oi(tracer, "billing", "CHAIN", "billing"), end_on_exit=True):
+            step("billing", {"tool_calls": ["refund"]}, ("refund", "refunded"))
+            step("billing", {"text": "Refunded."}, None)
+
+
 def _delegation_by_another_word(tracer: Any) -> None:
     """A team leader hands the work to a member with a tool of its own words whose argument says whom; the
     member's invocation runs inside that call, and the leader answers after it."""
@@ -114,6 +165,18 @@ def test_a_handoff_stands_when_the_giver_signs_off_before_the_agent_it_names_act
     assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
         ("front_desk", "billing", "agent_acted")
     ]  # and billing did not hand back to the desk, which never spoke after it
+
+
+def test_the_agents_of_a_graph_whose_nodes_are_agents_are_its_nodes_and_their_handoffs_no_tool_calls() -> None:
+    runs = rebuild(decode_traces(_otlp(_graph_of_agents)).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert request.agent_name == "desk_graph" and request.input == QUESTION
+    assert [c.agent for c in request.llm_calls] == ["front_desk", "billing", "billing"]
+    assert [t.name for t in request.tool_calls] == ["refund"]  # within a budget of one tool call
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]
+    assert request.output == "Refunded."
 
 
 def test_a_delegation_whose_member_runs_inside_the_call_is_a_handoff_not_a_tool_call() -> None:
