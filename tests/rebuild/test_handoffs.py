@@ -76,18 +76,20 @@ def _handover_by_another_word(tracer: Any, sign_off: bool = False) -> None:
             _chat(tracer, [parts_user(QUESTION)], DONE)
 
 
-def _oi(tracer: Any, name: str, kind: str, node: str | None = None, **attributes: Any) -> Any:
-    """An OpenInference span; `node` the graph node it runs, as LangGraph records it in the span's metadata."""
+def _oi(tracer: Any, name: str, kind: str, node: str | None = None, hands_to: str = "", **attributes: Any) -> Any:
+    """An OpenInference span; `node` the graph node it runs and `hands_to` the agent a handoff tool hands to, as
+    LangGraph records them in the span's metadata."""
     span = tracer.start_span(name)
     span.set_attribute("openinference.span.kind", kind)
     if node is not None:
-        span.set_attribute("metadata", json.dumps({"langgraph_node": node}))
+        said = {"langgraph_node": node} | ({"__handoff_destination": hands_to} if hands_to else {})
+        span.set_attribute("metadata", json.dumps(said))
     for key, value in attributes.items():
         span.set_attribute(key.replace("__", "."), value)
     return span
 
 
-def _graph_of_agents(tracer: Any) -> None:
+def _graph_of_agents(tracer: Any, handover: str = "pass_to_billing", hands_to: str = "") -> None:
     """A graph whose nodes are its agents (a swarm), each node a ReAct graph of its own (`agent` and `tools`
     nodes, the first of which the instrumentation marks AGENT): no span names an agent but by its node. The
     front desk hands the user to billing with a tool whose name ends with billing's; billing acts."""
@@ -116,11 +118,12 @@ def _graph_of_agents(tracer: Any) -> None:
             llm.end()
         if tool is not None:
             with trace.use_span(_oi(tracer, "tools", "CHAIN", "tools"), end_on_exit=True):
-                _oi(tracer, tool[0], "TOOL", "tools", tool__name=tool[0], output__value=tool[1]).end()
+                said = hands_to if tool[0] == handover else ""
+                _oi(tracer, tool[0], "TOOL", "tools", said, tool__name=tool[0], output__value=tool[1]).end()
 
     with trace.use_span(_oi(tracer, "desk_graph", "CHAIN", input__value=QUESTION), end_on_exit=True):
         with trace.use_span(_oi(tracer, "front_desk", "CHAIN", "front_desk"), end_on_exit=True):
-            step("front_desk", {"tool_calls": ["pass_to_billing"]}, ("pass_to_billing", "passed"))
+            step("front_desk", {"tool_calls": [handover]}, (handover, "passed"))
         with trace.use_span(_oi(tracer, "billing", "CHAIN", "billing"), end_on_exit=True):
             step("billing", {"tool_calls": ["refund"]}, ("refund", "refunded"))
             step("billing", {"text": "Refunded."}, None)
@@ -177,6 +180,15 @@ def test_the_agents_of_a_graph_whose_nodes_are_agents_are_its_nodes_and_their_ha
         ("front_desk", "billing", "agent_acted")
     ]
     assert request.output == "Refunded."
+
+
+def test_a_handoff_tool_whose_span_says_whom_it_hands_to_is_a_handoff_whatever_its_name() -> None:
+    graph = lambda tracer: _graph_of_agents(tracer, handover="pass_along", hands_to="billing")  # noqa: E731
+    request = next(r for r in rebuild(decode_traces(_otlp(graph)).spans) if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "dialect")
+    ]
 
 
 def test_a_delegation_whose_member_runs_inside_the_call_is_a_handoff_not_a_tool_call() -> None:
