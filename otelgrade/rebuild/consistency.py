@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from functools import cache
 
 from otelgrade.core.trajectory import PARTS, Disagreement, LLMCall, Trajectory
+from otelgrade.rebuild.span_readers import announces_tools
 
 REASONS = (
     "requested_vs_executed",
@@ -31,7 +31,6 @@ REASONS = (
     "placeholder_output",
     "handoff_target_idle",
 )
-_TOOL_FINISH = frozenset({"tool_calls", "tool_call", "tool_use", "function_call", "function_calls"})
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
@@ -75,7 +74,7 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
         call.step
         for call in run.llm_calls
         if call.finish_reason
-        and _announces_tools(call.finish_reason)
+        and announces_tools(call.finish_reason)
         and call.step not in seen
         and not _asks_for_tools(call)
     ]
@@ -93,12 +92,6 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
         detail = f"the model was called again after step {steps}, continuing its conversation, with no call seen"
         out.append(_tool_calls_uncertain("continued_without_calls", detail))
     return out
-
-
-@cache
-def _announces_tools(finish_reason: str) -> bool:
-    """A finish reason that says the response ended for tool calls, in any provider's spelling."""
-    return finish_reason.lower().replace("-", "_") in _TOOL_FINISH
 
 
 def _asks_for_tools(call: LLMCall) -> bool:

@@ -33,7 +33,7 @@ from typing import Any, Literal
 from otelgrade.core.spans import STATUS_OK, Span
 from otelgrade.core.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.continuations import split_by_continuation
+from otelgrade.rebuild.continuations import split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.outputs import recorded_answer, unanswered
@@ -179,7 +179,8 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
     groups = split_by_continuation([(sid, said[sid]) for sid in calls])
     if len(groups) == 1 and not any(f.input_messages or f.output_messages for f in said.values()):
-        groups = by_application_span(tree, calls) or groups  # no content to split by: the application's spans
+        # no content to split by: the application's spans, else the answers that ended a loop
+        groups = by_application_span(tree, calls) or split_after_answers([(sid, said[sid]) for sid in calls])
     if len(groups) <= 1:
         return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
     below = tree.owners({sid: g for g, ids in enumerate(groups) for sid in ids})
