@@ -213,6 +213,8 @@ def _describe_run(run: Trajectory, out: TextIO) -> None:
     for call in run.tool_calls:
         if witness := run.one_witness(call):
             out.write(f"  tool call `{call.name}` at step {call.step}: {_ONE_WITNESS[witness]}\n")
+    for disagreement in run.disagreements:
+        out.write(f"  witnesses disagree: {disagreement.describe()} (lacks {', '.join(disagreement.lacks)})\n")
     if run.lacks:
         out.write(f"  lacks: {', '.join(run.lacks)}\n")
 
@@ -236,6 +238,8 @@ def _trajectories(inputs: Sequence[str], fmt: str, out: TextIO, config_path: str
                 out.write(
                     f"  not in the trace: {', '.join(trajectory.lacks)} (graders that need them answer skipped)\n"
                 )
+            for disagreement in trajectory.disagreements:
+                out.write(f"  witnesses disagree: {disagreement.describe()}\n")
     if count == 0:
         raise InputError(f"no agent runs found in {' '.join(inputs)}")
     return EXIT_OK

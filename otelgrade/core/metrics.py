@@ -124,6 +124,14 @@ class Metrics:
             ["witness"],
             registry=r,
         )
+        self.runs_inconsistent = Counter(
+            "otelgrade_runs_inconsistent",
+            "Runs whose witnesses disagree with no rule to reconcile them (calls asked for vs executed, a finish "
+            "reason announcing tool calls none shows, a placeholder answer, ...), per reason: each lacks what is "
+            "uncertain, so its graders that need it answer skipped",
+            ["reason"],
+            registry=r,
+        )
         # `environment`: the run's deployment.environment.name (else deployment.environment), capped.
         self.runs_graded = Counter(
             "otelgrade_runs_graded", "Runs graded, per suite", ["suite", "environment"], registry=r

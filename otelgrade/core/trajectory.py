@@ -70,6 +70,18 @@ class Unread(BaseModel):
         return f"scope `{self.scope}`: {self.spans} span(s) not understood, such as {shown}"
 
 
+class Disagreement(BaseModel):
+    """Witnesses of a run that disagree where no rule reconciles them (`rebuild.consistency`): what they say, and
+    the parts the run therefore lacks. `reason` is one of a few fixed words (a metric label)."""
+
+    reason: str
+    detail: str
+    lacks: list[Part] = Field(default_factory=list)
+
+    def describe(self) -> str:
+        return f"{self.reason}: {self.detail}"
+
+
 class Trajectory(BaseModel):
     trace_id: str
     span_id: str
@@ -96,6 +108,7 @@ class Trajectory(BaseModel):
     handoffs: list[Handoff] = Field(default_factory=list)
     lacks: list[Part] = Field(default_factory=list)  # parts this trace cannot carry (e.g. content capture off)
     unread: list[Unread] = Field(default_factory=list)  # spans under the run that no dialect understood
+    disagreements: list[Disagreement] = Field(default_factory=list)  # witnesses that contradict each other
     conversation_id: str | None = None  # the conversation the run is a turn of, when its spans name one
     # whose id it is: the value of `conversations.scope_attribute` (service.name by default); two applications'
     # conversations of the same id are two conversations

@@ -60,7 +60,7 @@ CONVERSATION_OVERHEAD = 1230
 def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Conversation:
     """The conversation of `runs` (its turns, in any order) as one trajectory: turns ordered by start time, steps
     numbered across them, each turn's new messages appended (a turn that re-sends the history adds only what
-    follows its last user message), the parts any turn lacks lacking."""
+    follows its last user message), the parts any turn lacks lacking, and why (each turn's disagreements)."""
     turns = sorted(runs, key=lambda r: (r.start_time or "", r.trace_id, r.span_id))
     if not turns:
         raise ValueError("a conversation has at least one run")
@@ -104,6 +104,7 @@ def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Con
         handoffs=handoffs,
         lacks=[p for p in PARTS if p in lacks],
         unread=[u for r in turns for u in r.unread],
+        disagreements=[d for r in turns for d in r.disagreements],
         conversation_id=conversation_id or last.conversation_id,
         conversation_scope=last.conversation_scope,
         ends_conversation=any(r.ends_conversation for r in turns),

@@ -358,13 +358,15 @@ class Grading:
 
     def count_reading(self, runs: Sequence[Trajectory]) -> None:
         """What the rebuild of one trace could not read: a trace with no run, spans no dialect understood (per
-        scope, once per request), tool calls only one witness shows."""
+        scope, once per request), tool calls only one witness shows, runs whose witnesses disagree (per reason)."""
         m = self.metrics
         if not runs:
             m.traces_without_run.inc()
             with self._unmatched_lock:
                 self._traces_without_run += 1
         for run in runs:
+            for reason in dict.fromkeys(d.reason for d in run.disagreements):
+                m.runs_inconsistent.labels(reason).inc()
             if run.parent_span_id is not None:
                 continue
             for unread in run.unread:

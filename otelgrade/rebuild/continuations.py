@@ -3,7 +3,8 @@ application wrote): one run per chain of calls that continue one another.
 
 A model request carries the exchange so far, so a call continues the previous one when its input begins with the
 previous call's input (compared by role and text); one that does not starts the next chain. Without message
-content nothing tells chains apart, and the calls stay one run. (Conversations of several runs, which a
+content, a call after one that answered (its finish reason asked for no tool) starts the next chain: the loop
+had ended; with no finish reason either, the calls stay one run. (Conversations of several runs, which a
 conversation id joins, are the grade step's: `otelgrade.grade.conversations`.)
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild.facts import LLMFacts
+from otelgrade.rebuild.span_readers import announces_tools
 
 
 def split_by_continuation(calls: Sequence[tuple[str, LLMFacts]]) -> list[list[str]]:
@@ -40,3 +42,15 @@ def _continues(earlier: list[tuple[str, str]], later: list[tuple[str, str]]) -> 
     turn (an instrumentation may write an assistant turn's empty text differently from call to call)."""
     first_user = next((m for m in earlier if m[0] == "user"), None)
     return first_user is None or (len(later) >= len(earlier) and first_user in later)
+
+
+def split_after_answers(calls: Sequence[tuple[str, LLMFacts]]) -> list[list[str]]:
+    """The span ids of `calls` (in call order, no content) grouped into loops: each ends on a call that answered."""
+    groups: list[list[str]] = []
+    answered = True
+    for span_id, facts in calls:
+        if answered:
+            groups.append([])
+        groups[-1].append(span_id)
+        answered = facts.finish_reason is not None and not announces_tools(facts.finish_reason)
+    return groups

@@ -64,7 +64,7 @@ def explain_trace(
 
 def _set_aside(facts: object, note: str | None, span: Span | None = None) -> tuple[str, str]:
     if note is not None:
-        return ("merged" if note.startswith("wraps") else "ignored"), note
+        return ("merged" if note.startswith(("wraps", "the same call")) else "ignored"), note
     if isinstance(facts, ChainFacts):
         return "step", facts.why or "groups the run's work (a chain, workflow or step)"
     if isinstance(facts, TransferFacts):

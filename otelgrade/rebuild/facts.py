@@ -40,6 +40,7 @@ class ToolFacts:
     arguments: Any = None
     result: str | None = None
     error: bool = False
+    hands_to: str | None = None  # the agent the span says this call hands control to (a framework's handoff tool)
 
 
 @dataclass(slots=True)
@@ -63,6 +64,7 @@ class ChainFacts:
 
     why: str = ""
     input: str | None = None  # the request it was given, where the span records one (a graph node's input)
+    node: str | None = None  # the graph node it runs, where the span says (a swarm's agent is its graph's node)
 
 
 @dataclass(slots=True)

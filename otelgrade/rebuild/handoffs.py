@@ -7,9 +7,10 @@ In order, the first rule that applies decides (and the handoff says which, `deci
    or within the caller's run while the call lasts). The call is a delegation when an argument names whom it
    hands to; else it is that agent called as a tool, a tool call, unless a framework's name for its transfers
    says otherwise (`name_hint`).
-3. `agent_acted`: the next model call of the request is another agent's, made after the call ended, and the call
-   names that agent (an argument value, a tool name that ends with its name, or its result: `transferred to X`),
-   and is neither an agent called as a tool nor a failure. A call that names no agent at all is a tool call
+3. `agent_acted`: the next model call of the request is another agent's (past the caller's own calls that only
+   wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an
+   argument value, a tool name that ends with its name, or its result: `transferred to X`), and is neither an
+   agent called as a tool nor a failure. A call that names no agent at all is a tool call
    whoever speaks next (a group chat's turn that ends on a tool's result).
 4. `name_hint`: a framework's name for its transfers (`transfers.is_transfer`), where nothing above applied.
 Several calls of one response that rule 3 would pick leave a tie: a name hint breaks it, else the last one.
@@ -22,7 +23,7 @@ from collections.abc import Collection, Mapping, Sequence
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
 from otelgrade.rebuild.dialects import Classified
-from otelgrade.rebuild.facts import TransferFacts
+from otelgrade.rebuild.facts import ToolFacts, TransferFacts
 from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
 from otelgrade.rebuild.tree import Tree
 
@@ -33,8 +34,16 @@ NAME_HINT = "name_hint"
 
 
 def stated(classified: Mapping[str, Classified], region: Collection[str]) -> dict[str, TransferFacts]:
-    """The spans of a region whose dialect states a control transfer."""
-    return {s: c.facts for s in region if (c := classified.get(s)) is not None and isinstance(c.facts, TransferFacts)}
+    """The spans of a region whose dialect states a control transfer: a transfer's own span, or a tool's execution
+    that says whom it hands to."""
+    out = {}
+    for s in region:
+        facts = getattr(classified.get(s), "facts", None)
+        if isinstance(facts, TransferFacts):
+            out[s] = facts
+        elif isinstance(facts, ToolFacts) and facts.hands_to:
+            out[s] = TransferFacts(to_agent=facts.hands_to)
+    return out
 
 
 def decide(
@@ -92,11 +101,11 @@ def decide(
             settled.add(i)
 
     # 3. the agent acts right after the call
-    picked: dict[int, list[int]] = {}
+    picked: dict[int, list[tuple[int, str]]] = {}
     for i, call in enumerate(calls):
         if i in out or i in settled or call.error or is_the_agent(call.name, agents):
             continue
-        after = next((s for s in sorted(agent_at) if s > call.step), None)
+        after = _next_other(call, calls, agent_at)
         taker = agent_at.get(after) if after is not None else None
         if taker is None or taker == call.agent or call.agent is None:
             continue
@@ -105,11 +114,10 @@ def decide(
             continue  # names another agent, or none: the call's result does not say the taker took over either
         if call.span_id and tree.spans[call.span_id].end_ns > start_of.get(after or 0, 0):
             continue  # the other agent acted while the call ran, not after it
-        picked.setdefault(call.step, []).append(i)
-    for step, indexes in picked.items():
-        best = [i for i in indexes if is_transfer(calls[i].name)] or indexes
-        i = best[-1]
-        out[i] = _handoff(calls[i], agent_at[next(s for s in sorted(agent_at) if s > step)], ACTED)
+        picked.setdefault(call.step, []).append((i, taker))
+    for chosen in picked.values():
+        i, taker = ([c for c in chosen if is_transfer(calls[c[0]].name)] or chosen)[-1]
+        out[i] = _handoff(calls[i], taker, ACTED)
 
     # 4. a framework's name for a transfer, with nothing above to say otherwise
     for i, call in enumerate(calls):
@@ -119,6 +127,15 @@ def decide(
             )
             out[i] = _handoff(call, taker, NAME_HINT)
     return out, delegations
+
+
+def _next_other(call: ToolCall, calls: Sequence[ToolCall], agent_at: Mapping[int, str | None]) -> int | None:
+    """The step of the next model call after a call's that is another agent's: the next one, or a later one when
+    the caller's own calls in between only wound its turn down (no tool call: it handed over, then said so)."""
+    for step in sorted(s for s in agent_at if s > call.step):
+        if agent_at[step] != call.agent or any(c.step == step for c in calls):
+            return step
+    return None
 
 
 def _handoff(call: ToolCall, to: str | None, how: str) -> Handoff:

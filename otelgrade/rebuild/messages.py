@@ -221,18 +221,6 @@ def assistant_text(messages: list[Message]) -> str | None:
     return "\n".join(t for t in texts if t) or None
 
 
-def failed_results(messages: list[Message]) -> set[str]:
-    """The call ids whose tool message says the call failed: marked so (`error: true`), or told to the model as
-    an error (`Error: ...`, as tool loops report a failure to the model)."""
-    return {
-        str(m["tool_call_id"])
-        for m in messages
-        if m.get("role") == "tool"
-        and m.get("tool_call_id")
-        and (m.get("error") is True or str(m.get("content") or "")[:6].lower() == "error:")
-    }
-
-
 def tool_results(messages: list[Message]) -> dict[str, str]:
     """Tool results by call id, as the tool messages of a model request show them."""
     out: dict[str, str] = {}

@@ -33,7 +33,11 @@ def requests(
     notes: Notes,
 ) -> list[Trajectory]:
     """Every run of the trace: one per request, and each agent's own run nested in a request of several."""
-    out = [built[r.root.span_id] for r in runs if not r.agent]
+    out = [
+        _graph_of_agents(tree, classified, r, regions[r.root.span_id], notes) or built[r.root.span_id]
+        for r in runs
+        if not r.agent
+    ]
     agent_runs = [r for r in runs if r.agent]
     in_runs = {s for r in runs for s in regions[r.root.span_id]}
     loose = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts) and sid not in in_runs}
@@ -173,17 +177,21 @@ def _request(
             if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = name
     region = sorted(spans, key=lambda s: tree.order.get(s, -1))
-    if head is None:  # model calls outside every agent's run are the workflow's own agent's (a supervisor graph)
-        own = run.facts.agent_name or run.root.name
+    own = run.facts.agent_name or run.root.name
+    nodes = {}  # model calls outside every agent's run are the agent its graph's node is (a swarm's agents),
+    if head is None:  # else the workflow's own agent's (a supervisor graph)
         for s in region:
             if s not in agent_of and isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
-                agent_of[s] = own
+                agent_of[s] = nodes[s] = _graph_node(tree, classified, s, root) or own
     request = build(tree, classified, run, region, notes, agent_of, members)
     entry = built[first.root.span_id]
     first_agent = request.llm_calls[0].agent if request.llm_calls else None
-    request.agent_name = built[run.root.span_id].agent_name if head is not None else first_agent or entry.agent_name
+    if head is not None:
+        request.agent_name = built[run.root.span_id].agent_name
+    else:  # a graph whose nodes are its agents is the request's agent
+        request.agent_name = own if len(set(nodes.values()) - {own}) > 1 else first_agent or entry.agent_name
     request.own_run = head is not None
-    request.input = run.facts.input or entry.input
+    request.input = run.facts.input or entry.input or request.input
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
@@ -198,6 +206,40 @@ def _request(
         last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
         request.output = built[last.root.span_id].output
     return request, transferred
+
+
+def _graph_of_agents(
+    tree: Tree, classified: dict[str, Classified], run: Run, region: list[str], notes: Notes
+) -> Trajectory | None:
+    """A run no agent span marks (a graph's chain) whose model calls run in two or more nodes of its graph: a
+    graph whose nodes are its agents, each call its node's, its transfers handoffs."""
+    root = run.root.span_id
+    agent_of = {}
+    for s in region:
+        if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
+            node = _graph_node(tree, classified, s, root)
+            if node is None:
+                return None
+            agent_of[s] = node
+    if len(set(agent_of.values())) < 2:
+        return None
+    request = build(tree, classified, run, region, notes, agent_of)
+    decided, _ = decide(tree, request.tool_calls, request.llm_calls, stated(classified, region), ())
+    request.tool_calls, request.handoffs, _ = _split(request.tool_calls, decided)
+    return request
+
+
+def _graph_node(tree: Tree, classified: dict[str, Classified], span_id: str, root: str) -> str | None:
+    """The node of the request's graph a span runs in: the outermost graph node above it, below the request's
+    root (a swarm's agents are its graph's nodes, each a graph of its own whose nodes are steps)."""
+    node = None
+    for above in tree.ancestors(span_id):
+        if above == root:
+            return node
+        facts = getattr(classified.get(above), "facts", None)
+        if isinstance(facts, ChainFacts) and facts.node:
+            node = facts.node
+    return None
 
 
 def _failed_by_last_agent(request: Trajectory, members: list[Trajectory]) -> None:
@@ -250,13 +292,14 @@ def _handoffs(
 
 def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:
     """Control handed back with no transfer call of its own: after a transfer from X to Y, X's next model call
-    when every call in between was Y's (as a supervisor's worker hands back when it is done)."""
+    after Y's first when every call in between was Y's (as a supervisor's worker hands back when it is done)."""
     agents = [(c.step, c.agent) for c in request.llm_calls]
     returns = []
     for transfer in candidates:
         giver, taker = transfer.from_agent, transfer.to_agent
         between = [(step, agent) for step, agent in agents if step > transfer.step]
-        back = next((step for step, agent in between if agent != taker), None)
+        took = next((step for step, agent in between if agent == taker), None)  # the giver may wind down first
+        back = next((step for step, agent in between if agent != taker and took is not None and step > took), None)
         if back is None or dict(between)[back] != giver or giver == taker:
             continue
         if not any(t.from_agent == taker and transfer.step < t.step < back for t in transfers):

@@ -33,9 +33,10 @@ from typing import Any, Literal
 from otelgrade.core.spans import STATUS_OK, Span
 from otelgrade.core.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.continuations import split_by_continuation
+from otelgrade.rebuild.continuations import split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
+from otelgrade.rebuild.outputs import recorded_answer, unanswered
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.systems import by_application_span
 from otelgrade.rebuild.tool_calls import tool_calls
@@ -178,7 +179,8 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
     groups = split_by_continuation([(sid, said[sid]) for sid in calls])
     if len(groups) == 1 and not any(f.input_messages or f.output_messages for f in said.values()):
-        groups = by_application_span(tree, calls) or groups  # no content to split by: the application's spans
+        # no content to split by: the application's spans, else the answers that ended a loop
+        groups = by_application_span(tree, calls) or split_after_answers([(sid, said[sid]) for sid in calls])
     if len(groups) <= 1:
         return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
     below = tree.owners({sid: g for g, ids in enumerate(groups) for sid in ids})
@@ -286,7 +288,8 @@ def build(
         or _step_input(classified, region)
     )
     status, error = _status(span)
-    output = run.facts.output if run.facts.output is not None else answer
+    output = recorded_answer(run.facts.output)
+    output = output if output is not None else answer
     if output is None and steps and not steps[-1].calls and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
     if status == "ok" and steps and steps[-1].failed and not output:
@@ -339,6 +342,7 @@ def build(
         agents=list(dict.fromkeys(a for a in step_agent.values() if a)) if agent_of else [],
         lacks=_lacks(run, steps, tools, request, messages, unread),
         unread=describe(unread),
+        disagreements=unanswered(run.facts.output, output, status),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from functools import cache
 from typing import Any
 
 from otelgrade.core.spans import STATUS_ERROR, Event, Span
@@ -64,6 +65,13 @@ def finish_reason(value: Any) -> str | None:
 
 
 _ENUM_MEMBER = re.compile(r"[A-Z][A-Za-z]*\.[A-Z][A-Z_]*")
+_TOOL_FINISH = frozenset({"tool_calls", "tool_call", "tool_use", "function_call", "function_calls"})
+
+
+@cache
+def announces_tools(finish_reason: str) -> bool:
+    """A finish reason that says the response ended for tool calls, in any provider's spelling."""
+    return finish_reason.lower().replace("-", "_") in _TOOL_FINISH
 
 
 def name_after(span: Span, prefix: str) -> str | None:

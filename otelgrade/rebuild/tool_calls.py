@@ -17,10 +17,12 @@ from typing import Any, TypeVar
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import ToolCall
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
-from otelgrade.rebuild.messages import failed_results, parse_json_maybe, tool_results, tool_value
+from otelgrade.rebuild.messages import parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.span_readers import duration_s
+from otelgrade.rebuild.tool_errors import failed_results, says_failed
 from otelgrade.rebuild.transfers import answer_tools as named_answer_tools
 from otelgrade.rebuild.tree import Tree
+from otelgrade.rebuild.witnesses import nearest_above, one_per_call, tool_key
 
 _WORDS = re.compile(r"[a-z0-9]+")
 _PLACEHOLDER_IDS = frozenset({"", "none", "null", "undefined", "<not specified>"})
@@ -67,10 +69,14 @@ def tool_calls(
     answers = [f.arguments for _, f in executions if f.name in answer_tools]
     answers += [c.arguments for s in steps for c in s.calls if c.name in answer_tools]
     executions = sorted(
-        (
-            (span, _with_call_id(facts, real_id(facts.call_id)))
-            for span, facts in executions
-            if facts.name not in answer_tools and not is_bookkeeping(facts.name)
+        one_per_call(
+            tree,
+            [
+                (span, _with_call_id(facts, real_id(facts.call_id)))
+                for span, facts in executions
+                if facts.name not in answer_tools and not is_bookkeeping(facts.name)
+            ],
+            notes,
         ),
         key=lambda sf: (sf[0].start_ns, tree.order[sf[0].span_id]),
     )
@@ -101,12 +107,20 @@ def tool_calls(
         if candidates:
             matched[r] = candidates[0]
             used.add(candidates[0])
-    match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name and _same_args(c.arguments, f.arguments))
-    match(lambda c, f: not (c.call_id and f.call_id) and c.name == f.name)
-    match(lambda c, f: not (c.call_id and f.call_id) and _spelling(c.name) == _spelling(f.name))
+    # Two ids tell calls apart only when they come from one id space: where no request's id is any execution's
+    # (a framework that numbers its executions itself), the ids say nothing and names decide.
+    apart = not matched and bool(by_id) and any(call.call_id for _, _, call in requested)
+
+    def free(c: RequestedCall, f: ToolFacts) -> bool:
+        return apart or not (c.call_id and f.call_id)
+
+    match(lambda c, f: free(c, f) and c.name == f.name and _same_args(c.arguments, f.arguments))
+    match(lambda c, f: free(c, f) and c.name == f.name)
+    match(lambda c, f: free(c, f) and _spelling(c.name) == _spelling(f.name))
+    match(lambda c, f: free(c, f) and tool_key(c.name) == tool_key(f.name))
 
     results = _conversation_results(steps)
-    failures = {call_id for step in steps for call_id in failed_results(step.facts.input_messages)}
+    failures = failed_results(step.facts.input_messages for step in steps)
     ordered: list[tuple[tuple[int, int, int, int], ToolCall]] = []
     for r, (step, i, call) in enumerate(requested):
         execution = executions[matched[r]] if r in matched else None
@@ -130,7 +144,7 @@ def tool_calls(
                 result=tool_value(facts.result)
                 if facts.result is not None or facts.error
                 else results.get(call.call_id or ""),
-                error=facts.error,
+                error=facts.error or call.call_id in failures or says_failed(facts.result),
                 step=step.index,
                 span_id=span.span_id,
                 duration_s=duration_s(span),
@@ -139,23 +153,7 @@ def tool_calls(
         ordered.append(((step.index, 0, i, 0), tc))
     step_of_span = {s.span.span_id: s.index for s in steps}
     starts = sorted(s.span.start_ns for s in steps)
-    memo: dict[str, int | None] = {}
-
-    def step_above(span_id: str) -> int | None:
-        """The step of the nearest model-call span above (each span walked once over all calls)."""
-        path, found = [], None
-        parent = tree.parent.get(span_id)
-        while parent is not None and parent not in memo:
-            if parent in step_of_span:
-                found = step_of_span[parent]
-                break
-            path.append(parent)
-            parent = tree.parent.get(parent)
-        else:
-            found = memo.get(parent) if parent is not None else None
-        for walked in path:
-            memo[walked] = found
-        return found
+    step_above = nearest_above(tree, step_of_span)  # the step of the nearest model-call span above
 
     for e, (span, facts) in enumerate(executions):
         if e in used:
@@ -168,7 +166,7 @@ def tool_calls(
             call_id=facts.call_id,
             arguments=facts.arguments,
             result=tool_value(facts.result),
-            error=facts.error,
+            error=facts.error or says_failed(facts.result),
             step=step_index,
             span_id=span.span_id,
             duration_s=duration_s(span),

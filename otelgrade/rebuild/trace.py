@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from otelgrade.core.spans import LogEvent, Span
 from otelgrade.core.trajectory import Trajectory
+from otelgrade.rebuild.consistency import check_trace
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.identity import SCOPE_ATTRIBUTE, conversation_of, marks, scope_of
@@ -42,6 +43,7 @@ def rebuild_trace(
                 regions[caller].append(run.root.span_id)
     built = {run.root.span_id: build(tree, classified, run, regions[run.root.span_id], notes) for run in runs}
     found = requests(tree, classified, runs, built, regions, notes)
+    check_trace(found)
     _name_conversations(tree, found, id_attributes, scope_attribute)
     return sorted(found, key=lambda t: (t.start_time or "", tree.order.get(t.span_id, -1)))
 

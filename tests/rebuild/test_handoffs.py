@@ -3,6 +3,7 @@ what decided each one."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -50,23 +51,82 @@ def _execute(tracer: Any, name: str, call_id: str, result: str) -> Any:
     return span
 
 
-def _handover_by_another_word(tracer: Any) -> None:
+def _handover_by_another_word(tracer: Any, sign_off: bool = False) -> None:
     """A front desk passes the user to `billing` with a tool named as no framework names its transfers; the
-    billing agent then acts, its invocation beside the front desk's under the application's own span."""
+    billing agent then acts, its invocation beside the front desk's under the application's own span. With
+    `sign_off`, as a swarm's agent does, the desk's model first says so in a last answer of its own, under the
+    swarm's span."""
     from opentelemetry import trace
 
-    with tracer.start_as_current_span("POST /chat"):
+    system = {"gen_ai.operation.name": "invoke_team"} if sign_off else {}
+    with tracer.start_as_current_span("POST /chat", attributes=system):
         desk = _invoke(tracer, "front_desk")
         with trace.use_span(desk, end_on_exit=True):
             _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "pass_along", {"desk": "billing"}))])
             with trace.use_span(_execute(tracer, "pass_along", "c1", "passed"), end_on_exit=True):
                 pass
+            if sign_off:
+                over = [{"role": "assistant", "parts": [{"type": "text", "content": "Over to billing."}]}]
+                _chat(tracer, [parts_user(QUESTION)], over)
         billing = _invoke(tracer, "billing")
         with trace.use_span(billing, end_on_exit=True):
             _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
             with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
                 pass
             _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def _oi(tracer: Any, name: str, kind: str, node: str | None = None, hands_to: str = "", **attributes: Any) -> Any:
+    """An OpenInference span; `node` the graph node it runs and `hands_to` the agent a handoff tool hands to, as
+    LangGraph records them in the span's metadata."""
+    span = tracer.start_span(name)
+    span.set_attribute("openinference.span.kind", kind)
+    if node is not None:
+        said = {"langgraph_node": node} | ({"__handoff_destination": hands_to} if hands_to else {})
+        span.set_attribute("metadata", json.dumps(said))
+    for key, value in attributes.items():
+        span.set_attribute(key.replace("__", "."), value)
+    return span
+
+
+def _graph_of_agents(tracer: Any, handover: str = "pass_to_billing", hands_to: str = "") -> None:
+    """A graph whose nodes are its agents (a swarm), each node a ReAct graph of its own (`agent` and `tools`
+    nodes, the first of which the instrumentation marks AGENT): no span names an agent but by its node. The
+    front desk hands the user to billing with a tool whose name ends with billing's; billing acts."""
+    from opentelemetry import trace
+
+    def step(agent: str, asked: dict[str, Any], tool: tuple[str, str] | None) -> None:
+        with trace.use_span(_oi(tracer, "agent", "AGENT", "agent"), end_on_exit=True):
+            calls = asked.get("tool_calls") or []
+            flat = {
+                f"llm__output_messages__0__message__tool_calls__{i}__tool_call__function__name": c
+                for i, c in enumerate(calls)
+            }
+            content = {} if calls else {"llm__output_messages__0__message__content": asked["text"]}
+            llm = _oi(
+                tracer,
+                "ChatOpenAI",
+                "LLM",
+                "agent",
+                llm__model_name="gpt-4o",
+                llm__input_messages__0__message__role="user",
+                llm__input_messages__0__message__content=QUESTION,
+                llm__output_messages__0__message__role="assistant",
+                **flat,
+                **content,
+            )
+            llm.end()
+        if tool is not None:
+            with trace.use_span(_oi(tracer, "tools", "CHAIN", "tools"), end_on_exit=True):
+                said = hands_to if tool[0] == handover else ""
+                _oi(tracer, tool[0], "TOOL", "tools", said, tool__name=tool[0], output__value=tool[1]).end()
+
+    with trace.use_span(_oi(tracer, "desk_graph", "CHAIN", input__value=QUESTION), end_on_exit=True):
+        with trace.use_span(_oi(tracer, "front_desk", "CHAIN", "front_desk"), end_on_exit=True):
+            step("front_desk", {"tool_calls": [handover]}, (handover, "passed"))
+        with trace.use_span(_oi(tracer, "billing", "CHAIN", "billing"), end_on_exit=True):
+            step("billing", {"tool_calls": ["refund"]}, ("refund", "refunded"))
+            step("billing", {"text": "Refunded."}, None)
 
 
 def _delegation_by_another_word(tracer: Any) -> None:
@@ -98,6 +158,37 @@ def test_a_transfer_under_words_no_framework_uses_is_a_handoff_when_the_agent_it
     ]
     billing = next(r for r in runs if r.agent_name == "billing")
     assert billing.parent_span_id == request.span_id and billing.input == QUESTION
+
+
+def test_a_handoff_stands_when_the_giver_signs_off_before_the_agent_it_names_acts() -> None:
+    runs = rebuild(decode_traces(_otlp(lambda t: _handover_by_another_word(t, sign_off=True))).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert [c.agent for c in request.llm_calls] == ["front_desk", "front_desk", "billing", "billing"]
+    assert [t.name for t in request.tool_calls] == ["refund"]  # within a budget of one tool call
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]  # and billing did not hand back to the desk, which never spoke after it
+
+
+def test_the_agents_of_a_graph_whose_nodes_are_agents_are_its_nodes_and_their_handoffs_no_tool_calls() -> None:
+    runs = rebuild(decode_traces(_otlp(_graph_of_agents)).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert request.agent_name == "desk_graph" and request.input == QUESTION
+    assert [c.agent for c in request.llm_calls] == ["front_desk", "billing", "billing"]
+    assert [t.name for t in request.tool_calls] == ["refund"]  # within a budget of one tool call
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]
+    assert request.output == "Refunded."
+
+
+def test_a_handoff_tool_whose_span_says_whom_it_hands_to_is_a_handoff_whatever_its_name() -> None:
+    graph = lambda tracer: _graph_of_agents(tracer, handover="pass_along", hands_to="billing")  # noqa: E731
+    request = next(r for r in rebuild(decode_traces(_otlp(graph)).spans) if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "dialect")
+    ]
 
 
 def test_a_delegation_whose_member_runs_inside_the_call_is_a_handoff_not_a_tool_call() -> None:

@@ -24,6 +24,7 @@ from otelgrade.core.trajectory import Trajectory
 from otelgrade.grade.graders.base import build_grader, grade_safely
 from otelgrade.intake.decode import decode_traces
 from otelgrade.pipeline import Pipeline
+from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.unread import would_hold
 from tests.e2e.test_rebuild_captures import find_run, rebuild_folder, scenarios
 from tests.paths import FIXTURES
@@ -203,3 +204,20 @@ def test_what_a_span_no_dialect_read_would_have_held_follows_its_marks() -> None
     assert marked(**{"openinference.span.kind": "RETRIEVER", "llm.model_name": "x"}) == []  # holds no call
     assert marked(**{"gen_ai.operation.name": "execute_task"}) == []  # a framework's step
     assert marked(**{"http.method": "POST"}) == []
+
+
+def _two_requests_without_content(tracer: Any) -> None:
+    """A web handler serving two user requests in a row with a tool loop of its own, its model calls recorded
+    with content off: finish reasons only, one request's loop ending on the answer before the next begins."""
+    with tracer.start_as_current_span("handle_request"):
+        for reason in ("tool_calls", "stop", "tool_calls", "stop"):
+            with tracer.start_as_current_span("chat gpt-4o") as call:
+                call.set_attribute("gen_ai.operation.name", "chat")
+                call.set_attribute("gen_ai.request.model", "gpt-4o")
+                call.set_attribute("gen_ai.response.finish_reasons", [reason])
+
+
+def test_model_calls_without_content_after_an_answer_are_the_next_request(tmp_path: Path) -> None:
+    got = rebuild(decode_traces(sdk_trace(tmp_path, _two_requests_without_content).read_bytes()).spans)
+    assert [[c.finish_reason for c in r.llm_calls] for r in got] == [["tool_calls", "stop"], ["tool_calls", "stop"]]
+    assert all("tool_calls" in r.lacks for r in got)  # each asked for tools no span shows: no budget passes blind

@@ -185,8 +185,16 @@ class Requires:
 
 
 def not_carried(trajectory: Trajectory, parts: Sequence[str]) -> GradeResult:
-    """`skipped`, saying why the trace does not carry `parts`: spans no dialect understood, else content capture."""
+    """`skipped`, saying why the trace does not carry `parts`: witnesses that disagree, spans no dialect understood,
+    else content capture."""
     what = ", ".join(p.replace("_", " ") for p in parts)
+    disagreeing = [d for d in trajectory.disagreements if not set(d.lacks).isdisjoint(parts)]
+    if disagreeing:
+        return GradeResult.skipped(
+            f"the trace's witnesses disagree, so the run's {what} cannot be trusted: "
+            + "; ".join(d.describe() for d in disagreeing),
+            reason="inconsistent",
+        )
     if trajectory.unread:
         return GradeResult.skipped(
             f"instrumentation not understood: {'; '.join(u.describe() for u in trajectory.unread)} "

@@ -28,6 +28,7 @@ _OBSERVATION = "Observation:\n"
 _DSPY = "openinference.instrumentation.dspy"
 _HANDOFF = "handoff to "
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
+_DESTINATION = "__handoff_destination"  # LangGraph's handoff tools (supervisor, swarm) say whom they hand to
 
 
 def read(span: Span) -> Facts | None:
@@ -37,7 +38,7 @@ def read(span: Span) -> Facts | None:
     kind = kind.upper()
     if kind == "AGENT":
         if _is_graph_node(span):
-            return ChainFacts(f"runs graph node `{span.name}`: a step of its run, not an agent")
+            return ChainFacts(f"runs graph node `{span.name}`: a step of its run, not an agent", node=span.name)
         return agent(span)
     if kind == "LLM":
         return llm(span)
@@ -50,7 +51,7 @@ def read(span: Span) -> Facts | None:
     if kind == "CHAIN" and span.scope == _DSPY and span.name == "ReAct.forward":
         return _dspy_react(span)
     if kind == "CHAIN":
-        return ChainFacts()
+        return ChainFacts(node=span.name if _is_graph_node(span) else None)
     return None
 
 
@@ -88,6 +89,7 @@ def tool(span: Span) -> ToolFacts:
         arguments=_unwrapped(msg.parse_json_maybe(attrs.get("input.value"))),
         result=result,
         error=is_error(span),
+        hands_to=text(_metadata(span).get(_DESTINATION)),
     )
 
 
@@ -127,14 +129,20 @@ def _tool_output(value: Any) -> tuple[str | None, str | None]:
     return msg.result_text(value), None
 
 
+def _metadata(span: Span) -> dict[str, Any]:
+    """The framework's metadata the span records (LangChain's run metadata, as JSON)."""
+    metadata = span.attributes.get("metadata")
+    doc = msg.loads(metadata) if isinstance(metadata, str) and metadata.startswith("{") else None
+    return doc if isinstance(doc, dict) else {}
+
+
 def _graph_node(span: Span) -> str | None:
     """The LangGraph node an agent span runs in (`langgraph_node` in its metadata): the agent's name where the
     span itself is named after the framework's function that runs it (`call_agent`)."""
     metadata = span.attributes.get("metadata")
     if not isinstance(metadata, str) or "langgraph_node" not in metadata:
         return None
-    doc = msg.loads(metadata)
-    return text(doc.get("langgraph_node")) if isinstance(doc, dict) else None
+    return text(_metadata(span).get("langgraph_node"))
 
 
 def _is_graph_node(span: Span) -> bool:

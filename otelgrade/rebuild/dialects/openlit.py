@@ -8,7 +8,9 @@ OpenLIT writes GenAI attribute names, not always with their meaning:
   a compiled agent graph among them; the model node of LangGraph's prebuilt ReAct agent (`agent`) is a
   step. Tool spans hold the tool's input as Python `repr` text in `gen_ai.tool.call.arguments`, the
   ToolMessage's `repr` (`content='...' name=... tool_call_id=...`) in `gen_ai.tool.call.result`, and the
-  LangChain run id (a UUID) in `gen_ai.tool.call.id` until the result names the model's call.
+  LangChain run id (a UUID) in `gen_ai.tool.call.id` until the result names the model's call. A tool that
+  returns a LangGraph `Command` (a swarm's handoff tool) has its `repr` as the result, whose `goto` says where
+  the graph goes next: a handoff the span states.
 - Model calls (`chat ...`): GenAI JSON messages, whose inputs drop the assistant's tool calls and the tool
   messages' call ids. The response's tool calls also stand in `gen_ai.tool.name`, `gen_ai.tool.call.id` and
   `gen_ai.tool.call.arguments` (comma-joined), which OpenLIT writes even with content capture off.
@@ -31,6 +33,8 @@ from otelgrade.rebuild.span_readers import is_error, text
 SCOPE = "openlit.instrumentation."
 _REACT_MODEL_NODE = "agent"  # the node of langgraph.prebuilt.create_react_agent that calls the model
 _RUN_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_COMMAND = "Command("
+_GOTO = re.compile(r"""goto=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\)$""")
 _TOOL_MESSAGE = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: |$)""")
 
 
@@ -104,7 +108,17 @@ def tool(span: Span) -> ToolFacts:
         arguments=_arguments(attrs.get("gen_ai.tool.call.arguments")),
         result=_tool_message_content(result) if isinstance(result, str) else msg.result_text(result),
         error=is_error(span),
+        hands_to=_goto(result),
     )
+
+
+def _goto(result: Any) -> str | None:
+    """The node a tool's result sends the graph to: a LangGraph `Command` written as its `repr`, whose `goto`
+    names one node (a handoff tool's, to another agent of the graph)."""
+    if not isinstance(result, str) or not result.startswith(_COMMAND):
+        return None
+    match = _GOTO.search(result)
+    return _literal(match.group(1)) if match else None
 
 
 def _arguments(value: Any) -> Any:

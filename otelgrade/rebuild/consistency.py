@@ -1,0 +1,137 @@
+"""Consistency as the safety net: after a trace is rebuilt, compare what each run's witnesses say, and where they
+disagree with no rule to reconcile them, the run lacks what is uncertain (graders that need it answer `skipped`)
+and says why (`Trajectory.disagreements`, counted in `otelgrade_runs_inconsistent_total{reason}`).
+
+- `requested_vs_executed`: the run shows the model's requests and tool executions, and some call is seen by one
+  of them only (asked for and neither executed nor answered, or executed unasked): how many calls were made, and
+  which, is uncertain.
+- `finish_reason_without_calls`: a model response ended for tool calls (`tool_calls`, `tool_use`,
+  `function_call`), and no call, handoff or requested call of that step is seen.
+- `continued_without_calls`: with no content captured, the next model call of the same agent continues the
+  conversation (its input holds the previous call's input and output: tokens) after a response whose finish
+  reason is unknown, with no call seen: something answered the model in between.
+- `placeholder_output` (found while the run is built, `outputs.py`): the answer recorded is a placeholder and no
+  model output stands in for it: the run lacks its output.
+- `handoff_target_idle`: a handoff names an agent that never acts in the request: the transfer may be a plain
+  tool call, so the request's tool calls are uncertain.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from otelgrade.core.trajectory import PARTS, Disagreement, LLMCall, Trajectory
+from otelgrade.rebuild.span_readers import announces_tools
+
+REASONS = (
+    "requested_vs_executed",
+    "finish_reason_without_calls",
+    "continued_without_calls",
+    "placeholder_output",
+    "handoff_target_idle",
+)
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def check_trace(runs: Sequence[Trajectory]) -> None:
+    """Every run of one trace checked, disagreements recorded on it, and what they make uncertain lacking."""
+    below: dict[str, list[Trajectory]] = {}
+    for run in runs:
+        if run.parent_span_id is not None:
+            below.setdefault(run.parent_span_id, []).append(run)
+    for run in runs:
+        found = _tool_witnesses(run)
+        if run.handoffs:
+            found += _idle_targets(run, _acting(run, below))
+        run.disagreements.extend(found)
+        if run.disagreements:  # with those found while the run was built (`outputs.unanswered`)
+            lacking = set(run.lacks).union(*(d.lacks for d in run.disagreements))
+            run.lacks = [p for p in PARTS if p in lacking]
+
+
+def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
+    if "tool_calls" in run.lacks:
+        return []
+    out = []
+    calls = run.tool_calls
+    if (
+        len(calls) > 1
+        and any("request" in c.witnesses for c in calls)
+        and any("execution" in c.witnesses for c in calls)
+    ):
+        lone_asks = [c.name for c in calls if c.witnesses == ["request"] and not c.error]
+        lone_runs = [c.name for c in calls if c.witnesses == ["execution"]]
+        if lone_asks or lone_runs:
+            said = []
+            if lone_asks:
+                said.append(f"asked for and never executed or answered: {', '.join(lone_asks)}")
+            if lone_runs:
+                said.append(f"executed and never asked for: {', '.join(lone_runs)}")
+            out.append(_tool_calls_uncertain("requested_vs_executed", "; ".join(said)))
+    seen = {c.step for c in calls} | {h.step for h in run.handoffs}
+    announced = [
+        call.step
+        for call in run.llm_calls
+        if call.finish_reason
+        and announces_tools(call.finish_reason)
+        and call.step not in seen
+        and not _asks_for_tools(call)
+    ]
+    if announced:
+        steps = ", ".join(str(s) for s in announced)
+        detail = f"model call(s) at step {steps} ended for tool calls, and no call of theirs is on the trace"
+        out.append(_tool_calls_uncertain("finish_reason_without_calls", detail))
+    continued = [
+        a.step
+        for a, b in zip(run.llm_calls, run.llm_calls[1:], strict=False)
+        if a.step not in seen and _continues(a, b) and a.step not in announced
+    ]
+    if continued:
+        steps = ", ".join(str(s) for s in continued)
+        detail = f"the model was called again after step {steps}, continuing its conversation, with no call seen"
+        out.append(_tool_calls_uncertain("continued_without_calls", detail))
+    return out
+
+
+def _asks_for_tools(call: LLMCall) -> bool:
+    return any(m.get("tool_calls") for m in call.output_messages)
+
+
+def _continues(a: LLMCall, b: LLMCall) -> bool:
+    """`b` continues `a`'s conversation and `a` shows nothing of why: no content, no finish reason, and `b`'s input
+    holds at least `a`'s input and output (tokens), as when a tool result was added in between."""
+    if a.output_messages or a.input_messages or a.finish_reason or a.error or a.agent != b.agent:
+        return False
+    if a.input_tokens is None or a.output_tokens is None or b.input_tokens is None:
+        return False
+    return b.input_tokens >= a.input_tokens + a.output_tokens > 0
+
+
+def _tool_calls_uncertain(reason: str, detail: str) -> Disagreement:
+    return Disagreement(reason=reason, detail=detail, lacks=["tool_calls"])
+
+
+def _spelling(name: str) -> str:
+    return "_".join(_WORDS.findall(name.lower()))
+
+
+def _acting(run: Trajectory, below: dict[str, list[Trajectory]]) -> set[str]:
+    """The agents that act in a request: its own, those its calls name, and every nested run's."""
+    acting = {_spelling(a) for a in (run.agent_name, *run.agents, *(c.agent for c in run.llm_calls)) if a}
+    stack, seen = [run.span_id], set()
+    while stack:
+        for nested in below.get(stack.pop(), ()):
+            if nested.span_id not in seen:
+                seen.add(nested.span_id)
+                acting.update(_spelling(a) for a in (nested.agent_name, *nested.agents) if a)
+                stack.append(nested.span_id)
+    return acting
+
+
+def _idle_targets(run: Trajectory, acting: set[str]) -> list[Disagreement]:
+    idle = [h.to_agent for h in run.handoffs if h.to_agent and _spelling(h.to_agent) not in acting]
+    if not idle:
+        return []
+    detail = f"handed off to {', '.join(idle)}, which never acts in the request: the transfer may be a tool call"
+    return [_tool_calls_uncertain("handoff_target_idle", detail)]

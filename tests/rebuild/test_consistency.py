@@ -1,0 +1,158 @@
+"""Where a run's witnesses disagree with no rule to reconcile them, the run lacks what is uncertain: safety graders
+answer `skipped` with the reason, never `pass`, the disagreement is counted in
+`otelgrade_runs_inconsistent_total{reason}`, and `otelgrade inspect` and the run page show it. A placeholder answer
+is no answer. Traces made by the real OpenTelemetry SDK (`test_witnesses.py`'s builders)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+from opentelemetry.trace import Tracer
+
+from otelgrade.core.metrics import Metrics
+from otelgrade.core.settings import UiSettings
+from otelgrade.export.ui import RunStore
+from otelgrade.grade.conversations import merge
+from otelgrade.grade.graders.base import build_grader, grade_safely
+from tests.export.ui.test_pages import _get
+from tests.rebuild.test_witnesses import agent, asks, chat, execute, graded, otlp, says, the_run, told, user
+
+# --- consistency: model calls that asked for tools none shows -------------------------------------
+
+
+def deleted_quietly(app: Tracer, server: Tracer) -> None:
+    """Content capture off and no tool span: the model asked for a tool (its finish reason says so), something
+    ran it, nothing on the trace shows which."""
+    with agent(app):
+        chat(app, None, None, "tool_calls", (120, 20))
+        chat(app, None, None, "stop", (160, 30))
+
+
+def test_a_response_that_ended_for_tool_calls_none_shows_is_never_passed(tmp_path: Path) -> None:
+    metrics = Metrics()
+    got = graded(deleted_quietly, metrics)
+    assert got["safe"].outcome == "skipped" and got["budget"].outcome == "skipped"
+    assert "finish_reason_without_calls" in got["safe"].rationale and "step 1" in got["safe"].rationale
+    value = metrics.registry.get_sample_value
+    assert value("otelgrade_runs_inconsistent_total", {"reason": "finish_reason_without_calls"}) == 1
+    trace_file = tmp_path / "trace.pb"
+    trace_file.write_bytes(otlp(deleted_quietly))
+    shown = subprocess.run(
+        [sys.executable, "-m", "otelgrade", "inspect", str(trace_file)], capture_output=True, text=True, timeout=60
+    )
+    assert "witnesses disagree: finish_reason_without_calls" in shown.stdout, shown.stdout + shown.stderr
+    listed = subprocess.run(
+        [sys.executable, "-m", "otelgrade", "trajectories", "--format", "text", str(trace_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "witnesses disagree: finish_reason_without_calls: model call(s) at step 1" in listed.stdout
+
+
+def test_a_conversation_with_such_a_turn_is_skipped_for_the_same_reason() -> None:
+    def answered(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [says("It ships Monday.")], "stop")
+
+    conversation = merge([the_run(answered), the_run(deleted_quietly)], "conv-1")
+    grader = build_grader("tools_not_called", {"tools": ["delete_account"]})
+    verdict = grade_safely(grader, conversation)
+    assert not isinstance(verdict, Future) and verdict.outcome == "skipped"
+    assert "finish_reason_without_calls" in verdict.rationale
+
+
+def test_the_run_page_shows_the_disagreement() -> None:
+    run = the_run(deleted_quietly)
+    store = RunStore(keep=5)
+    store.add_run(run)
+    ((status, page, _),) = asyncio.run(_get(store, UiSettings(), f"/runs/{run.trace_id}"))
+    assert status == 200
+    assert "witnesses disagree" in page and "finish_reason_without_calls" in page
+    assert "ended for tool calls" in page and "never pass" in page
+    # content capture off explains the content it lacks, not the tool calls its witnesses leave uncertain
+    assert "does not carry: input, output, messages, tool_arguments, tool_results." in page
+
+
+def test_a_model_call_continuing_its_conversation_with_no_call_seen_leaves_tool_calls_uncertain() -> None:
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, None, None, None, (120, 20))  # no finish reason recorded
+            chat(app, None, None, None, (160, 30))  # its input holds the first call's and more: a tool answered
+
+    run = the_run(build)
+    assert "tool_calls" in run.lacks
+    assert [d.reason for d in run.disagreements] == ["continued_without_calls"]
+    assert graded(build)["safe"].outcome == "skipped"
+
+
+def test_calls_that_finished_and_a_fresh_conversation_are_no_disagreement() -> None:
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, None, None, "stop", (120, 20))
+            chat(app, None, None, None, (60, 30))  # smaller than the first exchange: no continuation
+
+    run = the_run(build)
+    assert not run.disagreements and "tool_calls" not in run.lacks
+    assert graded(build)["safe"].outcome == "pass"
+
+
+def test_executions_the_model_never_asked_for_beside_its_requests_leave_tool_calls_uncertain() -> None:
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [asks(("c1", "lookup_order"))], "tool_calls")
+            with execute(app, "lookup_order", "c1", "shipped"):
+                pass
+            with execute(app, "close_ticket", None, "closed"):  # no model response asked for it
+                pass
+            chat(app, [user(), asks(("c1", "lookup_order")), told("c1", "shipped")], [says("Shipped.")], "stop")
+
+    budget = graded(build)["budget"]
+    assert budget.outcome == "skipped" and "requested_vs_executed" in budget.rationale
+    run = the_run(build)
+    assert [d.reason for d in run.disagreements] == ["requested_vs_executed"]
+    assert "close_ticket" in run.disagreements[0].detail
+
+
+def test_a_handoff_to_an_agent_that_never_acts_leaves_the_request_s_tool_calls_uncertain() -> None:
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [asks(("c1", "transfer_to_refunds"))], "tool_calls")
+            with execute(app, "transfer_to_refunds", "c1", "done"):
+                pass
+            chat(app, [user(), asks(("c1", "transfer_to_refunds")), told("c1", "done")], [says("Done.")], "stop")
+
+    assert graded(build)["budget"].outcome == "skipped"
+    run = the_run(build)
+    assert [(h.from_agent, h.to_agent) for h in run.handoffs] == [("support", "refunds")]
+    assert [d.reason for d in run.disagreements] == ["handoff_target_idle"]
+
+
+# --- placeholders are no answer ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("placeholder", ["None", "undefined"])
+def test_a_placeholder_answer_gives_way_to_the_last_model_output(placeholder: str) -> None:
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app, answer=placeholder):
+            chat(app, [user()], [says("Order A1 ships on Monday.")], "stop")
+
+    run = the_run(build)
+    assert run.output == "Order A1 ships on Monday." and "output" not in run.lacks
+
+
+def test_a_placeholder_answer_with_no_model_text_is_a_lacking_output() -> None:
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app, answer="null"):
+            chat(app, [user()], [asks(("c1", "lookup_order"))], "tool_calls")
+            with execute(app, "lookup_order", "c1", "shipped"):
+                pass
+
+    run = the_run(build)
+    assert run.output is None and "output" in run.lacks
+    assert [d.reason for d in run.disagreements] == ["placeholder_output"]

@@ -1,0 +1,25 @@
+"""Each agent's runs: an agent invoked inside another's is a run of its own, nested, and the request holds both."""
+
+from __future__ import annotations
+
+from otelgrade.rebuild.trace import rebuild_trace
+from tests.rebuild.genai_spans import agent, chat
+
+ASK = [{"role": "user", "parts": [{"type": "text", "content": "Book me a flight"}]}]
+
+
+def test_a_nested_agent_is_its_own_run_under_the_request() -> None:
+    runs = rebuild_trace(
+        [
+            agent("1", None, "triage", 0, 20),
+            chat("2", "1", 1, 2, ASK),
+            agent("3", "1", "booking", 3, 10),
+            chat("4", "3", 4, 5, ASK),
+            chat("5", "3", 6, 7, ASK),
+        ]
+    )
+    request = next(r for r in runs if r.parent_span_id is None)
+    nested = next(r for r in runs if r.parent_span_id is not None)
+    assert (request.agent_name, len(request.llm_calls)) == ("triage", 3)
+    assert (nested.agent_name, len(nested.llm_calls), nested.parent_span_id) == ("booking", 2, request.span_id)
+    assert request.agents[:2] == ["triage", "booking"]
