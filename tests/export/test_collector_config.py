@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 import yaml
+from prometheus_client import CollectorRegistry
 
 from otelgrade.core.metrics import Metrics
+from otelgrade.service.workers.health import WorkerWatch
 from tests.paths import REPO
 
 REPO = REPO
@@ -85,9 +87,13 @@ def test_prometheus_scrapes_otelgrade_metrics_port_and_loads_all_rules() -> None
 
 
 def _exported_names() -> set[str]:
-    """Every sample name otelgrade's Metrics can expose (counters as *_total, histograms as their series)."""
+    """Every sample name otelgrade can expose (counters as *_total, histograms as their series): its Metrics, and
+    what the receiving process adds of its grading workers (`WorkerWatch`)."""
     suffixes = {"counter": ["_total"], "gauge": [""], "histogram": ["_bucket", "_sum", "_count"]}
-    return {family.name + suffix for family in Metrics().registry.collect() for suffix in suffixes[family.type]}
+    workers = CollectorRegistry()
+    WorkerWatch([], timeout=1.0, restart_after=1.0, registry=workers)
+    families = [*Metrics().registry.collect(), *workers.collect()]
+    return {family.name + suffix for family in families for suffix in suffixes[family.type]}
 
 
 def _promql_sources() -> dict[str, str]:
