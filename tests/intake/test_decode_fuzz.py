@@ -33,9 +33,9 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.intake.decode import DecodeError, decode_logs, decode_traces
 from otelgrade.intake.receivers import Encoding
-from tests.intake.receivers.test_receivers import raw_export
 from tests.paths import TESTS
 from tests.receivers_harness import InProcessReceivers, otlp_json
+from tests.senders import raw_export
 
 CORPUS = TESTS / "fuzz_corpus"
 EXAMPLES = int(os.environ.get("OTELGRADE_FUZZ_EXAMPLES", "200"))

@@ -24,7 +24,6 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from otelgrade.intake.receivers import RequestTooLarge
 from otelgrade.intake.receivers.http import gunzip_capped
 from tests.conftest import ServeProcess
-from tests.intake.receivers.test_receivers import LIMIT, PROTOBUF, good_trace, post, raw_export, rpc_status
 from tests.receivers_harness import (
     TRACE,
     InProcessReceivers,
@@ -35,6 +34,7 @@ from tests.receivers_harness import (
     span_pb,
     traces_request,
 )
+from tests.senders import LIMIT, PROTOBUF, good_trace, post, raw_export, rpc_status
 
 JSON = "application/json"
 MAX_STALL_SECONDS = 1.0

@@ -24,7 +24,7 @@ from otelgrade.core.settings import WORKERS_ENV
 from tests.conftest import ServeProcess
 from tests.conversation_turns import turn
 from tests.intake.test_spool_durability import send, wait_until
-from tests.service.workers.test_workers import workers_of
+from tests.service.workers.test_front import workers_of
 
 CONVERSATIONS = 60
 THREE = {

@@ -1,4 +1,4 @@
-"""The OTLP receivers' answers to good and bad input over HTTP and gRPC, and what they keep."""
+"""The OTLP/HTTP receiver's answers to good and bad input, what it keeps, and when it asks senders to retry."""
 
 from __future__ import annotations
 
@@ -7,16 +7,12 @@ import http.client
 import json
 import random
 import threading
-from collections.abc import Iterator
 
 import grpc
 import pytest
-from google.protobuf import json_format
-from google.rpc import status_pb2
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
-from opentelemetry.proto.trace.v1 import trace_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
@@ -30,64 +26,7 @@ from tests.receivers_harness import (
     span_pb,
     traces_request,
 )
-
-LIMIT = 1024 * 1024
-PROTOBUF = "application/x-protobuf"
-
-
-@pytest.fixture
-def receivers() -> Iterator[InProcessReceivers]:
-    running = InProcessReceivers(max_request_bytes=LIMIT)
-    yield running
-    running.close()
-
-
-def post(
-    receivers: InProcessReceivers,
-    body: bytes,
-    path: str = "/v1/traces",
-    content_type: str = PROTOBUF,
-    method: str = "POST",
-    chunked: bool = False,
-    **headers: str,
-) -> tuple[int, str, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", receivers.http_port, timeout=10)
-    try:
-        all_headers = {"Content-Type": content_type, **{k.replace("_", "-"): v for k, v in headers.items()}}
-        if chunked:  # as Node's exporter sends it: no Content-Length
-            pieces = [body[i : i + 1000] for i in range(0, len(body), 1000)]
-            connection.request(method, path, body=iter(pieces), headers=all_headers, encode_chunked=True)
-        else:
-            connection.request(method, path, body=body, headers=all_headers)
-        response = connection.getresponse()
-        return response.status, response.getheader("Content-Type", ""), response.read()
-    finally:
-        connection.close()
-
-
-OTHER_TRACE = bytes.fromhex("aa" * 16)
-
-
-def good_trace(trace_id: bytes = TRACE) -> list[trace_pb2.Span]:
-    return [
-        span_pb(sid(1), name="agent", trace_id=trace_id),
-        span_pb(sid(2), sid(1), name="llm", trace_id=trace_id),
-        span_pb(sid(3), sid(1), name="tool", trace_id=trace_id),
-    ]
-
-
-def assert_still_serving(receivers: InProcessReceivers) -> None:
-    other_trace = bytes.fromhex("0102030405060708090a0b0c0d0e0f10")
-    status, _, _ = post(receivers, traces_request([span_pb(sid(9), trace_id=other_trace)]))
-    assert status == 200
-    assert other_trace.hex() in receivers.held()
-
-
-def rpc_status(body: bytes, content_type: str) -> status_pb2.Status:
-    if content_type.startswith("application/json"):
-        return json_format.Parse(body, status_pb2.Status())
-    return status_pb2.Status.FromString(body)
-
+from tests.senders import LIMIT, OTHER_TRACE, PROTOBUF, assert_still_serving, good_trace, post, raw_export, rpc_status
 
 # --- HTTP: good input --------------------------------------------------------------------------
 
@@ -246,90 +185,6 @@ def test_http_bad_logs_get_the_same_answers_as_bad_traces(receivers: InProcessRe
     assert post(receivers, bomb, path="/v1/logs", Content_Encoding="gzip")[0] == 413
     assert post(receivers, gzip.compress(good), path="/v1/logs", Content_Encoding="gzip", chunked=True)[0] == 200
     assert len(receivers.held()[TRACE.hex()].logs) == 1
-
-
-# --- gRPC --------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def channel(receivers: InProcessReceivers) -> Iterator[grpc.Channel]:
-    with grpc.insecure_channel(receivers.grpc_address) as ch:
-        yield ch
-
-
-def raw_export(channel: grpc.Channel, body: bytes, service: str = "trace", compression: grpc.Compression | None = None):  # type: ignore[no-untyped-def]
-    name = {"trace": "trace.v1.TraceService", "logs": "logs.v1.LogsService"}[service]
-    response_type = (
-        trace_service_pb2.ExportTraceServiceResponse
-        if service == "trace"
-        else logs_service_pb2.ExportLogsServiceResponse
-    )
-    call = channel.unary_unary(
-        f"/opentelemetry.proto.collector.{name}/Export",
-        request_serializer=None,
-        response_deserializer=response_type.FromString,
-    )
-    return call(body, timeout=10, compression=compression)
-
-
-def test_grpc_good_request_with_the_generated_stub(receivers: InProcessReceivers, channel: grpc.Channel) -> None:
-    stub = trace_service_pb2_grpc.TraceServiceStub(channel)
-    request = trace_service_pb2.ExportTraceServiceRequest.FromString(traces_request(good_trace()))
-    response = stub.Export(request, timeout=10)
-    assert not response.HasField("partial_success")
-    assert len(receivers.held()[TRACE.hex()].spans) == 3
-    assert receivers.metric("otelgrade_spans_received_total", {"protocol": "grpc"}) == 3
-
-
-@pytest.mark.parametrize("service", ["trace", "logs"])
-def test_grpc_undecodable_payloads_are_invalid_argument(
-    receivers: InProcessReceivers, channel: grpc.Channel, service: str
-) -> None:
-    good = traces_request(good_trace()) if service == "trace" else logs_request([log_pb("gen_ai.choice", sid(1))])
-    for bad in (good[:-5], b"\x0a\xff\xff\x03" + random.Random(5).randbytes(100)):
-        with pytest.raises(grpc.RpcError) as error:
-            raw_export(channel, bad, service)
-        assert error.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-    assert_still_serving(receivers)
-
-
-def test_grpc_oversized_and_gzip_bomb_requests_are_refused(
-    receivers: InProcessReceivers, channel: grpc.Channel
-) -> None:
-    big = traces_request([span_pb(sid(i + 1), payload="x" * 2000) for i in range(LIMIT // 2000 + 10)])
-    with pytest.raises(grpc.RpcError) as error:
-        raw_export(channel, big)
-    assert error.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    # compresses to a few kB on the wire; the limit applies to what it inflates to
-    with pytest.raises(grpc.RpcError) as error:
-        raw_export(channel, big, compression=grpc.Compression.Gzip)
-    assert error.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    small = traces_request(good_trace())
-    raw_export(channel, small, compression=grpc.Compression.Gzip)
-    assert len(receivers.held()[TRACE.hex()].spans) == 3
-
-
-def test_grpc_partial_success_keeps_the_good_spans(receivers: InProcessReceivers, channel: grpc.Channel) -> None:
-    spans = [*good_trace(), span_pb(b"\0" * 8), span_pb(sid(3), sid(1))]
-    response = raw_export(channel, traces_request(spans))
-    assert response.partial_success.rejected_spans == 2
-    assert len(receivers.held()[TRACE.hex()].spans) == 3
-
-
-def test_grpc_invalid_utf8_is_repaired(receivers: InProcessReceivers, channel: grpc.Channel) -> None:
-    body = traces_request([span_pb(sid(1), name="agentQQQ")]).replace(b"QQQ", b"\xc3\x28\xa0")
-    response = raw_export(channel, body)
-    assert response.partial_success.rejected_spans == 0
-    span = receivers.held()[TRACE.hex()].spans[0].read()
-    assert span.name.startswith("agent") and "\ufffd" in span.name
-
-
-def test_grpc_logs(receivers: InProcessReceivers, channel: grpc.Channel) -> None:
-    records = [log_pb("gen_ai.user.message", sid(2)), log_pb("http.request", sid(2))]
-    response = raw_export(channel, logs_request(records), "logs")
-    assert response.partial_success.rejected_log_records == 0
-    assert len(receivers.held()[TRACE.hex()].logs) == 1
-    assert receivers.metric("otelgrade_log_records_received_total", {"protocol": "grpc"}) == 2
 
 
 # --- back-pressure -----------------------------------------------------------------------------
