@@ -342,11 +342,30 @@ def _backfill(args: argparse.Namespace, out: TextIO) -> int:
     config = load_config(args.config)
     cutoff = time.time() - args.since
     damage = Damage()
+    whole_conversations = any(suite.level == "conversation" for suite in config.suites)
 
     def runs() -> Iterator[Trajectory]:
-        for run in stream_runs(args.inputs, TraceReader.of(config), damage, cutoff):
+        """The runs that ended within the window; with conversation suites, then the other turns of the
+        conversations those runs are turns of (held aside while reading: turns only, never spans), so a
+        conversation is graded from all its turns, never from those the window happened to cut."""
+        outside: dict[str, list[Trajectory]] = {}
+        touched: set[str] = set()
+        for run in stream_runs(args.inputs, TraceReader.of(config), damage, None if whole_conversations else cutoff):
+            key = run.conversation_key if whole_conversations and run.parent_span_id is None else None
             if ended_after(run, cutoff):
+                if key is not None:
+                    touched.add(key)
                 yield run
+            elif key is not None:
+                outside.setdefault(key, []).append(run)
+        added = [run for key in touched for run in outside.get(key, ())]
+        if added:
+            print(
+                f"otelgrade: {len(added)} run(s) outside the last {args.since:g}s added: the other turns of the "
+                "conversations it touches (run suites grade them too)",
+                file=sys.stderr,
+            )
+        yield from added
 
     if Pipeline(config, Metrics(), sinks=()).grading.judge_graders():  # the estimate reads the archive once more
         _confirm_judges([(config, "")], runs(), args.judge_sample, args.yes)
