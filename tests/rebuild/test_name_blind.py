@@ -141,7 +141,7 @@ def hints_off() -> Iterator[None]:
         transfers.NAME_HINTS = True
 
 
-@pytest.mark.parametrize("expected_file", _captures())
+@pytest.mark.parametrize("expected_file", list(_captures()))
 def test_a_consistent_rename_keeps_the_structure(expected_file: Path, hints_off: None) -> None:
     expected = json.loads(expected_file.read_text())
     folders = [expected_file.parent / name for name in sorted(expected["scenarios"])]
