@@ -273,13 +273,17 @@ def _with_whole_conversations(
     if not any(suite.level == "conversation" for suite in config.suites):
         return chosen
     runs, added = whole(chosen, every)
+    _say_turns_added(added, what)
+    return runs
+
+
+def _say_turns_added(added: int, what: str) -> None:
     if added:
         print(
             f"otelgrade: {added} run(s) outside {what} added: the other turns of the conversations it touches "
             "(run suites grade them too)",
             file=sys.stderr,
         )
-    return runs
 
 
 def _confirm_judges(
@@ -359,12 +363,7 @@ def _backfill(args: argparse.Namespace, out: TextIO) -> int:
             elif key is not None:
                 outside.setdefault(key, []).append(run)
         added = [run for key in touched for run in outside.get(key, ())]
-        if added:
-            print(
-                f"otelgrade: {len(added)} run(s) outside the last {args.since:g}s added: the other turns of the "
-                "conversations it touches (run suites grade them too)",
-                file=sys.stderr,
-            )
+        _say_turns_added(len(added), f"the last {args.since:g}s")
         yield from added
 
     if Pipeline(config, Metrics(), sinks=()).grading.judge_graders():  # the estimate reads the archive once more
