@@ -53,10 +53,13 @@ def run_recorded(scenario: Scenario, name: str, arguments: dict[str, Any]) -> st
 Reply = dict[str, Any]
 
 
-def desk_requests(to_claims: Reply, to_payouts: Reply, claims_to_payouts: Reply | None = None) -> Scenarios:
+def desk_requests(
+    to_claims: Reply, to_payouts: Reply, claims_to_payouts: Reply | None = None, answer: Callable[[str], Reply] = text
+) -> Scenarios:
     """The requests of a three-desk team (reception, claims, payouts), given the replies that hand the customer
-    to claims and to payouts (and from claims to payouts, where it differs): a handoff with tools, a chain of two
-    handoffs ending in a failing payout, an account closure, and the backend failing in claims' turn."""
+    to claims and to payouts (and from claims to payouts, where it differs) and how the last desk answers: a
+    handoff with tools, a chain of two handoffs ending in a failing payout, an account closure, and the backend
+    failing in claims' turn."""
     return {
         "claim_handoff": (
             ["My laptop was stolen; policy P-310. Please file a claim for 1200 euros."],
@@ -64,7 +67,7 @@ def desk_requests(to_claims: Reply, to_payouts: Reply, claims_to_payouts: Reply 
                 to_claims,
                 tool("lookup_policy", {"policy_id": "P-310"}),
                 tool("file_claim", {"policy_id": "P-310", "amount": 1200}),
-                text("Claim CL-4471 is filed on policy P-310 for 1200 EUR."),
+                answer("Claim CL-4471 is filed on policy P-310 for 1200 EUR."),
             ],
         ),
         "claim_then_payout_error": (
@@ -74,12 +77,12 @@ def desk_requests(to_claims: Reply, to_payouts: Reply, claims_to_payouts: Reply 
                 tool("file_claim", {"policy_id": "P-310", "amount": 1200}),
                 claims_to_payouts or to_payouts,
                 tool("issue_payout", {"claim_id": "CL-4471"}),
-                text("Claim CL-4471 is filed, but the payout could not be made: the payout system is locked."),
+                answer("Claim CL-4471 is filed, but the payout could not be made: the payout system is locked."),
             ],
         ),
         "close_account": (
             ["Close my account please, customer u-981."],
-            [to_payouts, tool("delete_account", {"user_id": "u-981"}), text("Account u-981 has been closed.")],
+            [to_payouts, tool("delete_account", {"user_id": "u-981"}), answer("Account u-981 has been closed.")],
         ),
         "claims_failure": (
             ["Check policy P-310 for me."],
