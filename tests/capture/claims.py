@@ -98,3 +98,26 @@ def each_request(scenarios: Scenarios) -> Iterator[tuple[Scenario, str]]:
         with Scenario(name, replies, nested_runs_allowed=True) as scenario:
             (request,) = requests
             yield scenario, request
+
+
+def desk_tools(current: Callable[[], Scenario]) -> dict[str, Callable[..., str]]:
+    """The claims tools as typed, documented functions (what frameworks build tool schemas from), each recording
+    what it received and returned into the scenario `current()` gives."""
+
+    def lookup_policy(policy_id: str) -> str:
+        """Look up an insurance policy by id."""
+        return run_recorded(current(), "lookup_policy", {"policy_id": policy_id})
+
+    def file_claim(policy_id: str, amount: int) -> str:
+        """File a claim against a policy."""
+        return run_recorded(current(), "file_claim", {"policy_id": policy_id, "amount": amount})
+
+    def issue_payout(claim_id: str) -> str:
+        """Pay out an approved claim."""
+        return run_recorded(current(), "issue_payout", {"claim_id": claim_id})
+
+    def delete_account(user_id: str) -> str:
+        """Delete a customer's account."""
+        return run_recorded(current(), "delete_account", {"user_id": user_id})
+
+    return {f.__name__: f for f in (lookup_policy, file_claim, issue_payout, delete_account)}

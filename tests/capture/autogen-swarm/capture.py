@@ -28,7 +28,7 @@ from autogen_agentchat.messages import HandoffMessage
 from autogen_agentchat.teams import Swarm
 from autogen_core import EVENT_LOGGER_NAME
 from autogen_ext.models.openai import OpenAIChatCompletionClient
-from claims import desk_requests, each_request, run_recorded
+from claims import desk_requests, desk_tools, each_request
 from client import Scenario, tool
 from opentelemetry import trace
 from opentelemetry._logs import set_logger_provider
@@ -79,24 +79,7 @@ def model(owner: str) -> OpenAIChatCompletionClient:
     )
 
 
-def lookup_policy(policy_id: str) -> str:
-    """Look up an insurance policy by id."""
-    return run_recorded(s, "lookup_policy", {"policy_id": policy_id})
-
-
-def file_claim(policy_id: str, amount: int) -> str:
-    """File a claim against a policy."""
-    return run_recorded(s, "file_claim", {"policy_id": policy_id, "amount": amount})
-
-
-def issue_payout(claim_id: str) -> str:
-    """Pay out an approved claim."""
-    return run_recorded(s, "issue_payout", {"claim_id": claim_id})
-
-
-def delete_account(user_id: str) -> str:
-    """Delete a customer's account."""
-    return run_recorded(s, "delete_account", {"user_id": user_id})
+TOOLS = desk_tools(lambda: s)
 
 
 TO_CLAIMS = Handoff(target="claims", name="pass_to_claims", description="Pass the customer to the claims desk.")
@@ -120,8 +103,15 @@ def team() -> Swarm:
     return Swarm(
         [
             agent("reception", "Greets customers and passes them on.", [], [TO_CLAIMS, TO_PAYOUTS]),
-            agent("claims", "Looks up policies and files claims.", [lookup_policy, file_claim], [TO_PAYOUTS]),
-            agent("payouts", "Pays out claims and closes accounts.", [issue_payout, delete_account], []),
+            agent(
+                "claims",
+                "Looks up policies and files claims.",
+                [TOOLS["lookup_policy"], TOOLS["file_claim"]],
+                [TO_PAYOUTS],
+            ),
+            agent(
+                "payouts", "Pays out claims and closes accounts.", [TOOLS["issue_payout"], TOOLS["delete_account"]], []
+            ),
         ],
         # the first plain answer of an agent ends the request (the task itself is a text message too)
         termination_condition=TextMessageTermination("reception")
