@@ -7,7 +7,9 @@ delete_account) are `AssistantAgent`s on `OpenAIChatCompletionClient`. Each decl
 `hand_over_payouts`. A handoff call ends the agent's turn with a `HandoffMessage` and the swarm gives the
 floor to its target; the team stops at the first plain text answer of an agent (`TextMessageTermination`). autogen-core
 traces to the global TracerProvider without content; its structured events (`autogen_core.events`) go
-through an OTel LoggingHandler as OTLP log records. Each request is wrapped in a `handle_request` span.
+through an OTel LoggingHandler as OTLP log records. Each request is wrapped in a `handle_request` span. Run as
+../autogen-swarm-default/capture.py (DEFAULT_SETTINGS=True), only the spans are exported, and every run's ground
+truth lists in `lacks` what spans alone cannot carry.
 
 The ground truth is the request run of the swarm: the user's request, the last agent's answer, every model
 call made for it (counted at the HTTP client, a retry not counted again), the tool calls (recorded by the
@@ -44,14 +46,17 @@ resource = Resource.create({"service.name": "claims-desk"})
 provider = TracerProvider(resource=resource)
 provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)  # autogen-core traces to the global provider
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # spans only: the event logger is not exported
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results", "llm_calls"]  # what spans alone lack
 logs = LoggerProvider(resource=resource)
-logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
-set_logger_provider(logs)
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    events = logging.getLogger(EVENT_LOGGER_NAME)
-    events.addHandler(LoggingHandler(logger_provider=logs))
-    events.setLevel(logging.INFO)
+if not DEFAULT_SETTINGS:
+    logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+    set_logger_provider(logs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        events = logging.getLogger(EVENT_LOGGER_NAME)
+        events.addHandler(LoggingHandler(logger_provider=logs))
+        events.setLevel(logging.INFO)
 tracer = trace.get_tracer("claims-desk")
 warnings.filterwarnings("ignore", "Resolved model mismatch")  # the scripted model echoes the requested name
 
@@ -123,7 +128,7 @@ def team() -> Swarm:
 async def run(request: str) -> None:
     truth = s.run("reception", request)
     acted.clear()
-    lacks: list[str] = []
+    lacks = LACKS if DEFAULT_SETTINGS else []
     handoffs: list[dict[str, str]] = []
     output, status = None, "ok"
     try:
@@ -136,7 +141,7 @@ async def run(request: str) -> None:
         print(f"   run failed: {type(exc).__name__}: {exc}")
         output, status = None, "error"
         # AutoGen records a model call only when it succeeds: the call that failed is not in the trace.
-        lacks = ["llm_calls"]
+        lacks = sorted({*lacks, "llm_calls"})
     s.finish(output, status, len(acted), lacks=lacks or None)
     truth.update(
         handoffs=handoffs,

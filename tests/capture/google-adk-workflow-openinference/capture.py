@@ -6,6 +6,8 @@ which fails, and delete_account) as a sub-agent, so its model can call ADK's tra
 payout_officer acts and answers in the same invocation. The agents use LiteLlm('openai/gpt-4o-mini') against
 the scripted model. ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 keeps ADK's `call_llm` span, which the instrumentor
 fills with the model call (ADK 2.x's default schema has none, and the trace then holds no model call). The
+Run as ../google-adk-workflow-openinference-default/capture.py (DEFAULT_SETTINGS=True), ADK keeps its default
+schema, and every run's ground truth lists in `lacks` what a trace without model call spans cannot carry. The
 instrumentor writes through the global TracerProvider (OTLP/HTTP protobuf); a raising
 tool is recovered by `on_tool_error_callback`, which answers the model `{"error": ...}`. Each request is
 wrapped in a `handle_request` span.
@@ -22,8 +24,8 @@ import os
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # LiteLLM would fetch its price list from the web
 # ADK 2.x's default telemetry schema (v2) has no `call_llm` span, the one OpenInference records model calls on:
-# without this switch the trace holds no model call at all.
-os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "1"
+# without this switch (DEFAULT_SETTINGS, the -default source) the trace holds no model call at all.
+os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "" if globals().get("DEFAULT_SETTINGS") else "1"
 
 from claims import desk_tools, each_request
 from client import Scenario, failure, text, tool
@@ -38,6 +40,8 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)
+LACKS = ["llm_calls", "messages"]  # what the trace lacks without a model call span
 provider = TracerProvider(resource=Resource.create({"service.name": "claims-pipeline"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
@@ -166,7 +170,7 @@ async def serve(request: str) -> None:
     except Exception as exc:
         print(f"   run failed as scripted: {type(exc).__name__}: {str(exc)[:160]}")
         answer, status = None, "error"
-    s.finish(answer, status, sum(CALLS.values()))
+    s.finish(answer, status, sum(CALLS.values()), lacks=LACKS if DEFAULT_SETTINGS else None)
     run["note"] = f"Model calls per agent: {dict(CALLS)}; the sequence's steps are intake_clerk, claims_assessor."
 
 
