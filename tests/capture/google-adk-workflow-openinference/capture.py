@@ -3,19 +3,21 @@
 `claims_pipeline` is a `SequentialAgent` of two LlmAgents: `intake_clerk` (lookup_policy) notes the policy,
 then `claims_assessor` (file_claim) files the claim; `claims_assessor` has `payout_officer` (issue_payout,
 which fails, and delete_account) as a sub-agent, so its model can call ADK's transfer tool, after which
-payout_officer acts and answers in the same invocation. The agents use LiteLlm('openai/gpt-4o-mini') against
-the scripted model. ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 keeps ADK's `call_llm` span, which the instrumentor
-fills with the model call (ADK 2.x's default schema has none, and the trace then holds no model call). The
-Run as ../google-adk-workflow-openinference-default/capture.py (DEFAULT_SETTINGS=True), ADK keeps its default
-schema, and every run's ground truth lists in `lacks` what a trace without model call spans cannot carry. The
-instrumentor writes through the global TracerProvider (OTLP/HTTP protobuf); a raising
-tool is recovered by `on_tool_error_callback`, which answers the model `{"error": ...}`. Each request is
-wrapped in a `handle_request` span.
+payout_officer acts and answers in the same invocation. In `review_loop` the root is `claims_review_loop`
+instead, a `LoopAgent` of `claims_drafter` (appraise_damage) and `claims_reviewer`, whose `approve_and_close`
+tool escalates to end the loop (and skips the model call after it). The agents use
+LiteLlm('openai/gpt-4o-mini') against the scripted model. ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1 keeps ADK's
+`call_llm` span, which the instrumentor fills with the model call (ADK 2.x's default schema has none, and the
+trace then holds no model call). Run as ../google-adk-workflow-openinference-default/capture.py
+(DEFAULT_SETTINGS=True), ADK keeps its default schema, and every run's ground truth lists in `lacks` what a
+trace without model call spans cannot carry. The instrumentor writes through the global TracerProvider
+(OTLP/HTTP protobuf); a raising tool is recovered by `on_tool_error_callback`, which answers the model
+`{"error": ...}`. Each request is wrapped in a `handle_request` span.
 
-The ground truth is one request run per user request, entered at claims_pipeline: every agent's model calls
-(counted by before_model_callback), the tool calls in the order they ran, the transfer as a handoff (never as
-a tool call; moving from one step of the sequence to the next is the workflow's, not a handoff), and the
-answer the user got last (the final response of the last agent that answered). In `assessor_failure` the
+The ground truth is one request run per user request, entered at the root workflow agent: every agent's model
+calls (counted by before_model_callback), the tool calls in the order they ran, the transfer as a handoff
+(never as a tool call; moving from one step of the workflow to the next is the workflow's, not a handoff), and
+the answer the user got last (the final response of the last agent that answered). In `assessor_failure` the
 model backend fails during claims_assessor's turn, the second step.
 """
 
@@ -27,11 +29,12 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # LiteLLM would fetch its p
 # without this switch (DEFAULT_SETTINGS, the -default source) the trace holds no model call at all.
 os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "" if globals().get("DEFAULT_SETTINGS") else "1"
 
-from claims import desk_tools, each_request
+from claims import desk_tools, each_request, run_recorded
 from client import Scenario, failure, text, tool
-from google.adk.agents import LlmAgent, SequentialAgent
+from google.adk.agents import LlmAgent, LoopAgent, SequentialAgent
 from google.adk.models.lite_llm import LiteLlm
 from google.adk.runners import InMemoryRunner
+from google.adk.tools.tool_context import ToolContext
 from google.genai import types
 from openinference.instrumentation.google_adk import GoogleADKInstrumentor
 from opentelemetry import trace
@@ -53,6 +56,20 @@ CALLS: dict[str, int] = {}  # model calls per agent in the current request
 
 
 TOOLS = desk_tools(lambda: s)
+
+
+def appraise_damage(item: str) -> str:
+    """Appraise the value of a damaged item."""
+    return run_recorded(s, "appraise_damage", {"item": item})
+
+
+def approve_and_close(claim_id: str, tool_context: ToolContext) -> str:
+    """Approve a reviewed claim and end the review."""
+    tool_context.actions.escalate = True  # ends the LoopAgent
+    tool_context.actions.skip_summarization = True  # no model call after it
+    result = f"claim {claim_id} approved"
+    s.tool("approve_and_close", {"claim_id": claim_id}, result)
+    return result
 
 
 def count_call(callback_context, llm_request):
@@ -104,6 +121,19 @@ def pipeline() -> SequentialAgent:
     )
 
 
+def review_loop() -> LoopAgent:
+    """A LoopAgent of a drafter and a reviewer, repeated until the reviewer's tool ends it (at most 3 rounds)."""
+    return LoopAgent(
+        name="claims_review_loop",
+        description="Drafts and reviews a claim until it is approved.",
+        max_iterations=3,
+        sub_agents=[
+            agent("claims_drafter", "You draft the claim; appraise damaged items.", [appraise_damage]),
+            agent("claims_reviewer", "You review the draft; approve it when complete.", [approve_and_close]),
+        ],
+    )
+
+
 def transfer() -> dict:
     return tool("transfer_to_agent", {"agent_name": "payout_officer"})
 
@@ -139,6 +169,16 @@ SCENARIOS = {
             text("Account u-981 has been closed."),
         ],
     ),
+    "review_loop": (
+        ["Review my laptop claim CL-4471 until it can be approved."],
+        [
+            tool("appraise_damage", {"item": "laptop"}),
+            text("Draft: laptop, replacement value 1200 EUR."),
+            text("The draft needs the policy number."),
+            text("Draft: laptop, replacement value 1200 EUR, policy P-310."),
+            tool("approve_and_close", {"claim_id": "CL-4471"}),
+        ],
+    ),
     "assessor_failure": (
         ["Check policy P-310 and file a 1200 euro claim."],
         [
@@ -152,11 +192,12 @@ SCENARIOS = {
 
 
 async def serve(request: str) -> None:
-    """One user request through an InMemoryRunner at claims_pipeline; records its ground truth."""
-    run = s.run("claims_pipeline", request)
+    """One user request through an InMemoryRunner at its root agent; records its ground truth."""
+    root = review_loop() if s.name == "review_loop" else pipeline()
+    run = s.run(root.name, request)
     run.update(handoffs=[], nested_runs_allowed=True)
     CALLS.clear()
-    runner = InMemoryRunner(agent=pipeline(), app_name="claims")
+    runner = InMemoryRunner(agent=root, app_name="claims")
     session = await runner.session_service.create_session(app_name="claims", user_id="customer-1")
     answer, status = None, "ok"
     try:
@@ -171,7 +212,7 @@ async def serve(request: str) -> None:
         print(f"   run failed as scripted: {type(exc).__name__}: {str(exc)[:160]}")
         answer, status = None, "error"
     s.finish(answer, status, sum(CALLS.values()), lacks=LACKS if DEFAULT_SETTINGS else None)
-    run["note"] = f"Model calls per agent: {dict(CALLS)}; the sequence's steps are intake_clerk, claims_assessor."
+    run["note"] = f"Model calls per agent: {dict(CALLS)}; the workflow's steps are {[a.name for a in root.sub_agents]}."
 
 
 async def main() -> None:
