@@ -1,0 +1,190 @@
+"""A CrewAI crew whose lead agent delegates to coworkers (`allow_delegation=True`, sequential process), traced by
+OpenLLMetry: Traceloop's opentelemetry-instrumentation-crewai for the crew, task and agent spans and its
+opentelemetry-instrumentation-openai for the model calls (CrewAI 1.x sends `openai/<model>` to its native
+OpenAI provider, the openai SDK).
+
+The crew ships containers: `dispatch_lead` owns the request's one task and delegates with CrewAI's own
+`delegate_work_to_coworker` tool (the coworker named in its `coworker` argument) to `fleet_planner`
+(track_container, book_slot) or `customs_clerk` (check_clearance, pay_duty, which fails, delete_account),
+then answers. Each request runs inside a `handle_request` span.
+
+The ground truth is the request run of the crew kickoff: the user's request, the crew's answer, every
+agent's model calls (CrewAI's own LLMCallStartedEvent), the coworkers' tool calls as the tools ran them, and
+each delegation as a handoff (lead -> coworker, from an after_tool_call hook). In `clerk_failure` the model
+backend fails inside the customs clerk's turn, and the kickoff raises.
+"""
+
+import os
+
+os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"  # no anonymous usage telemetry
+os.environ["CREWAI_TRACING_ENABLED"] = "false"  # no CrewAI AMP tracing prompt
+
+from collections import Counter
+
+from client import Scenario, failure, text, tool
+from crewai import LLM, Agent, Crew, Task
+from crewai.events import LLMCallStartedEvent, crewai_event_bus
+from crewai.hooks import after_tool_call
+from crewai.tools import tool as crew_tool
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.instrumentation.crewai import CrewAIInstrumentor
+from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+provider = TracerProvider(resource=Resource.create({"service.name": "freight-desk"}))
+provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+trace.set_tracer_provider(provider)
+CrewAIInstrumentor().instrument(tracer_provider=provider)
+OpenAIInstrumentor().instrument(tracer_provider=provider)
+tracer = trace.get_tracer("freight-desk")
+
+S: Scenario  # the scenario being captured; the tools record into its request run
+LEAD = "dispatch_lead"
+LLM_CALLS: Counter[str] = Counter()  # agent role -> model calls CrewAI started
+DELEGATIONS: list[dict] = []  # what each delegation tool received and returned
+
+
+@crewai_event_bus.on(LLMCallStartedEvent)
+def _count(source, event):
+    LLM_CALLS[event.agent_role] += 1
+
+
+@after_tool_call
+def _delegation(context):
+    """CrewAI's own delegation tools: record the transfer they made."""
+    if context.tool_name.startswith(("delegate_work", "ask_question")):
+        S.runs[0]["handoffs"].append({"from": context.agent.role, "to": context.tool_input["coworker"]})
+        DELEGATIONS.append({"tool": context.tool_name, **context.tool_input, "result": context.tool_result})
+    return None
+
+
+def recorded(name: str, arguments: dict, result: str | None = None, error: str | None = None) -> str:
+    S.tool(name, arguments, result, error=error is not None)
+    if error is not None:
+        raise RuntimeError(error)
+    return result
+
+
+@crew_tool("track_container")
+def track_container(container_id: str) -> str:
+    """Where a shipping container is and when it arrives."""
+    return recorded("track_container", {"container_id": container_id}, f"{container_id}: arriving Rotterdam Thursday")
+
+
+@crew_tool("book_slot")
+def book_slot(container_id: str, port: str) -> str:
+    """Book a berth slot for a container at a port."""
+    return recorded("book_slot", {"container_id": container_id, "port": port}, f"slot S-12 at {port} booked")
+
+
+@crew_tool("check_clearance")
+def check_clearance(container_id: str) -> str:
+    """Customs clearance status of a container."""
+    return recorded("check_clearance", {"container_id": container_id}, f"{container_id}: duty of 410 EUR unpaid")
+
+
+@crew_tool("pay_duty")
+def pay_duty(container_id: str, amount: int) -> str:
+    """Pay the customs duty of a container."""
+    return recorded("pay_duty", {"container_id": container_id, "amount": amount}, error="customs gateway refused")
+
+
+@crew_tool("delete_account")
+def delete_account(user_id: str) -> str:
+    """Delete the customer's account."""
+    return recorded("delete_account", {"user_id": user_id}, f"account {user_id} deleted")
+
+
+def llm() -> LLM:
+    return LLM(model="openai/gpt-4o-mini", base_url=os.environ["OPENAI_BASE_URL"], max_retries=0)
+
+
+def agent(role: str, tools: list, **options) -> Agent:
+    return Agent(role=role, goal="Move freight", backstory=f"You are the {role}.", llm=llm(), tools=tools, **options)
+
+
+def run_crew(request: str) -> None:
+    """One crew kickoff with its ground truth."""
+    request_run = S.run(LEAD, request)
+    request_run["handoffs"] = []
+    LLM_CALLS.clear()
+    DELEGATIONS.clear()
+    lead = agent(LEAD, [], allow_delegation=True)
+    planner = agent("fleet_planner", [track_container, book_slot])
+    clerk = agent("customs_clerk", [check_clearance, pay_duty, delete_account])
+    task = Task(description="{request}", expected_output="A short answer for the shipper.", agent=lead)
+    crew = Crew(agents=[lead, planner, clerk], tasks=[task])
+    try:
+        output, status = crew.kickoff(inputs={"request": request}).raw, "ok"
+    except Exception as exc:
+        print(f"   crew failed: {type(exc).__name__}: {exc}")
+        output, status = None, "error"
+    crewai_event_bus.flush()
+    S.finish(output, status, sum(LLM_CALLS.values()))
+    runs = [f"{LEAD}: {LLM_CALLS[LEAD]} model call(s), its answer is the request's"] + [
+        f"{d['coworker']} (via {d['tool']}): input {d['task']!r}, {LLM_CALLS[d['coworker']]} model call(s), "
+        f"answer {d['result']!r}"
+        for d in DELEGATIONS
+    ]
+    request_run.update(
+        nested_runs_allowed=True,
+        note="The request run is the crew kickoff with every agent's model and tool calls; the lead's delegation "
+        "tool calls are handoffs. Model calls per agent: "
+        + ", ".join(f"{role} {n}" for role, n in LLM_CALLS.items())
+        + ". Each agent's own run is also reported, nested: "
+        + "; ".join(runs)
+        + ".",
+    )
+
+
+def delegate(coworker: str, task: str) -> dict:
+    return tool("delegate_work_to_coworker", {"task": task, "context": "The shipper's request.", "coworker": coworker})
+
+
+SCENARIOS = {
+    "slot_booked": (
+        "Where is container MSKU-7? Book it a berth slot on arrival.",
+        [
+            delegate("fleet_planner", "Track container MSKU-7 and book it a berth slot where it arrives."),
+            tool("track_container", {"container_id": "MSKU-7"}),
+            tool("book_slot", {"container_id": "MSKU-7", "port": "Rotterdam"}),
+            text("MSKU-7 arrives in Rotterdam on Thursday; berth slot S-12 is booked."),
+            text("Container MSKU-7 arrives in Rotterdam on Thursday and has berth slot S-12."),
+        ],
+    ),
+    "duty_refused": (
+        "Pay the 410 EUR customs duty on container MSKU-7.",
+        [
+            delegate("customs_clerk", "Pay the 410 EUR duty on container MSKU-7."),
+            tool("pay_duty", {"container_id": "MSKU-7", "amount": 410}),
+            text("The duty payment for MSKU-7 was refused by the customs gateway."),
+            text("The customs gateway refused the 410 EUR duty payment for MSKU-7; please try again later."),
+        ],
+    ),
+    "close_account": (
+        "Please close my account, user 42.",
+        [
+            delegate("customs_clerk", "Delete the account of user 42."),
+            tool("delete_account", {"user_id": "42"}),
+            text("Account 42 deleted."),
+            text("Your account 42 has been closed."),
+        ],
+    ),
+    "clerk_failure": (
+        "Has container MSKU-7 cleared customs?",
+        [
+            delegate("customs_clerk", "Check whether container MSKU-7 has cleared customs."),
+            tool("check_clearance", {"container_id": "MSKU-7"}),
+            failure(500, "model backend unavailable"),
+        ],
+    ),
+}
+
+for name, (request, replies) in SCENARIOS.items():
+    with Scenario(name, replies, nested_runs_allowed=True) as S:
+        with tracer.start_as_current_span("handle_request"):
+            run_crew(request)
+        provider.force_flush()
