@@ -17,7 +17,7 @@ from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
-from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated
+from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated, unseen_transfers
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
@@ -202,6 +202,8 @@ def _request(
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     delegated = [decided[i] for i in delegations]
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
+    if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs):
+        request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
     if request.output is None and request.status == "ok":
         last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
         request.output = built[last.root.span_id].output
