@@ -12,6 +12,9 @@ The ground truth is the request run of the crew kickoff: the user's request, the
 agent's model calls (CrewAI's own LLMCallStartedEvent), the coworkers' tool calls as the tools ran them, and
 each delegation as a handoff (lead -> coworker, from an after_tool_call hook). In `clerk_failure` the model
 backend fails inside the customs clerk's turn, and the kickoff raises.
+
+Run as ../crewai-delegation-traceloop-nocontent/capture.py (LACKS set, TRACELOOP_TRACE_CONTENT=false), the
+same requests are captured with content off; each run lists in `lacks` what that trace cannot carry.
 """
 
 import os
@@ -43,6 +46,7 @@ tracer = trace.get_tracer("freight-desk")
 
 S: Scenario  # the scenario being captured; the tools record into its request run
 LEAD = "dispatch_lead"
+LACKS = globals().get("LACKS")  # set by the content-off capture: what its trace cannot carry
 LLM_CALLS: Counter[str] = Counter()  # agent role -> model calls CrewAI started
 DELEGATIONS: list[dict] = []  # what each delegation tool received and returned
 
@@ -123,7 +127,7 @@ def run_crew(request: str) -> None:
         print(f"   crew failed: {type(exc).__name__}: {exc}")
         output, status = None, "error"
     crewai_event_bus.flush()
-    S.finish(output, status, sum(LLM_CALLS.values()))
+    S.finish(output, status, sum(LLM_CALLS.values()), lacks=LACKS)
     runs = [f"{LEAD}: {LLM_CALLS[LEAD]} model call(s), its answer is the request's"] + [
         f"{d['coworker']} (via {d['tool']}): input {d['task']!r}, {LLM_CALLS[d['coworker']]} model call(s), "
         f"answer {d['result']!r}"
