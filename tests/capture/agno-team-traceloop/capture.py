@@ -12,6 +12,9 @@ The ground truth is the request run: the user's request, the answer the Team ret
 calls (the assistant messages of the leader's and the member's runs, plus the call that failed), the
 member's tool calls as the tools really ran them, and the delegation as a handoff (leader -> `member_id`).
 In `payout_desk_failure` the model backend fails inside the member's turn.
+
+Run as ../agno-team-openlit/capture.py (INSTRUMENTATION="openlit"), the same requests are traced by OpenLIT
+(`openlit.init`, its agno and OpenAI instrumentations) instead.
 """
 
 import os
@@ -24,19 +27,34 @@ from agno.team import Team
 from agno.team.mode import TeamMode
 from client import Scenario, failure, text, tool
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.instrumentation.agno import AgnoInstrumentor
-from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-provider = TracerProvider(resource=Resource.create({"service.name": "claims-service"}))
-provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-trace.set_tracer_provider(provider)
-AgnoInstrumentor().instrument(tracer_provider=provider)
-OpenAIInstrumentor().instrument(tracer_provider=provider)
-tracer = trace.get_tracer("claims-service")
+SERVICE = "claims-service"
+INSTRUMENTATION = globals().get("INSTRUMENTATION", "traceloop")
+if INSTRUMENTATION == "openlit":
+    import openlit
+
+    openlit.init(
+        otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
+        application_name=SERVICE,
+        service_name=SERVICE,
+        disable_batch=True,
+        disable_metrics=True,  # the harness records traces and logs only
+        disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
+    )
+else:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.instrumentation.agno import AgnoInstrumentor
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    AgnoInstrumentor().instrument(tracer_provider=provider)
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+tracer = trace.get_tracer(SERVICE)
 
 S: Scenario  # the scenario being captured; the tools record into its request run
 
@@ -188,4 +206,4 @@ for name, (request, replies) in SCENARIOS.items():
     with Scenario(name, replies, nested_runs_allowed=True) as S:
         with tracer.start_as_current_span("handle_request"):
             run(request)
-        provider.force_flush()
+        trace.get_tracer_provider().force_flush()
