@@ -14,6 +14,9 @@ tool calls in the order they started: an agent called as a tool is a tool call o
 the inner agent's answer), followed by the inner agent's own calls. In `auditor_failure` the model backend
 fails inside the billing auditor's turn and the request fails (the orchestrator's next model call fails too);
 this instrumentation ends none of the spans of the failing steps, so the trace holds no error status.
+
+Run as ../llamaindex-agents-as-tools-openlit/capture.py (INSTRUMENTATION="openlit"), the same requests are
+traced by OpenLIT (`openlit.init`, its LlamaIndex and OpenAI instrumentations) instead.
 """
 
 import asyncio
@@ -25,17 +28,32 @@ from llama_index.core.agent.workflow import AgentInput, FunctionAgent
 from llama_index.core.tools import FunctionTool
 from llama_index.llms.openai_like import OpenAILike
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-provider = TracerProvider(resource=Resource.create({"service.name": "utility-desk"}))
-provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-trace.set_tracer_provider(provider)
-LlamaIndexInstrumentor().instrument(tracer_provider=provider)
-tracer = trace.get_tracer("utility-desk")
+SERVICE = "utility-desk"
+INSTRUMENTATION = globals().get("INSTRUMENTATION", "traceloop")
+if INSTRUMENTATION == "openlit":
+    import openlit
+
+    openlit.init(
+        otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
+        application_name=SERVICE,
+        service_name=SERVICE,
+        disable_batch=True,
+        disable_metrics=True,  # the harness records traces and logs only
+        disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
+    )
+else:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+tracer = trace.get_tracer(SERVICE)
 
 llm = OpenAILike(
     model="gpt-4o-mini",
@@ -220,7 +238,7 @@ async def main() -> None:
         with Scenario(name, replies, nested_runs_allowed=True) as s:
             with tracer.start_as_current_span("handle_request"):
                 await run(request)
-            provider.force_flush()
+            trace.get_tracer_provider().force_flush()
 
 
 asyncio.run(main())
