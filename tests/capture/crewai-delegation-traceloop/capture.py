@@ -14,7 +14,8 @@ each delegation as a handoff (lead -> coworker, from an after_tool_call hook). I
 backend fails inside the customs clerk's turn, and the kickoff raises.
 
 Run as ../crewai-delegation-traceloop-nocontent/capture.py (LACKS set, TRACELOOP_TRACE_CONTENT=false), the
-same requests are captured with content off; each run lists in `lacks` what that trace cannot carry.
+same requests are captured with content off; each run lists in `lacks` what that trace cannot carry. Run as
+../crewai-delegation-openlit/capture.py (INSTRUMENTATION="openlit"), they are traced by OpenLIT instead.
 """
 
 import os
@@ -30,19 +31,34 @@ from crewai.events import LLMCallStartedEvent, crewai_event_bus
 from crewai.hooks import after_tool_call
 from crewai.tools import tool as crew_tool
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-from opentelemetry.instrumentation.crewai import CrewAIInstrumentor
-from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-provider = TracerProvider(resource=Resource.create({"service.name": "freight-desk"}))
-provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-trace.set_tracer_provider(provider)
-CrewAIInstrumentor().instrument(tracer_provider=provider)
-OpenAIInstrumentor().instrument(tracer_provider=provider)
-tracer = trace.get_tracer("freight-desk")
+SERVICE = "freight-desk"
+INSTRUMENTATION = globals().get("INSTRUMENTATION", "traceloop")
+if INSTRUMENTATION == "openlit":
+    import openlit
+
+    openlit.init(
+        otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
+        application_name=SERVICE,
+        service_name=SERVICE,
+        disable_batch=True,
+        disable_metrics=True,  # the harness records traces and logs only
+        disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
+    )
+else:
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.instrumentation.crewai import CrewAIInstrumentor
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    CrewAIInstrumentor().instrument(tracer_provider=provider)
+    OpenAIInstrumentor().instrument(tracer_provider=provider)
+tracer = trace.get_tracer(SERVICE)
 
 S: Scenario  # the scenario being captured; the tools record into its request run
 LEAD = "dispatch_lead"
@@ -191,4 +207,4 @@ for name, (request, replies) in SCENARIOS.items():
     with Scenario(name, replies, nested_runs_allowed=True) as S:
         with tracer.start_as_current_span("handle_request"):
             run_crew(request)
-        provider.force_flush()
+        trace.get_tracer_provider().force_flush()
