@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import urllib.request
+from collections.abc import Iterator
 from typing import Any
 
 HARNESS = os.environ.get("CAPTURE_HARNESS_URL", "http://127.0.0.1:0")
@@ -46,6 +47,14 @@ def _post(path: str, body: dict[str, Any]) -> dict[str, Any]:
         return json.loads(response.read())
 
 
+def each(scenarios: dict[str, tuple[str, list[dict[str, Any]]]], **spec: Any) -> Iterator[tuple[Scenario, str]]:
+    """Open each scenario of {name: (request, replies)} in turn and hand the script its one request; the
+    scenario closes when the script asks for the next one."""
+    for name, (request, replies) in scenarios.items():
+        with Scenario(name, replies, **spec) as scenario:
+            yield scenario, request
+
+
 class Scenario:
     """One captured scenario: scripted replies in, ground truth of every run out."""
 
@@ -72,6 +81,14 @@ class Scenario:
         self.runs[-1]["tool_calls"].append(
             {"name": name, "arguments": arguments, "result": None if error else result, "error": error}
         )
+
+    def ran(self, name: str, arguments: dict[str, Any], result: str = "", error: str | None = None) -> str:
+        """Record one real execution of a tool and answer as the tool does: its result, or its failure
+        raised as RuntimeError(error)."""
+        self.tool(name, arguments, result, error=error is not None)
+        if error is not None:
+            raise RuntimeError(error)
+        return result
 
     def finish(
         self, output: str | None, status: str = "ok", llm_calls: int = 0, lacks: list[str] | None = None

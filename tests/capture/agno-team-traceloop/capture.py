@@ -14,7 +14,7 @@ member's tool calls as the tools really ran them, and the delegation as a handof
 In `payout_desk_failure` the model backend fails inside the member's turn.
 
 Run as ../agno-team-openlit/capture.py (INSTRUMENTATION="openlit"), the same requests are traced by OpenLIT
-(`openlit.init`, its agno and OpenAI instrumentations) instead.
+(`openlit.init`, its agno and OpenAI instrumentations) instead; `telemetry.py` sets up either.
 """
 
 import os
@@ -25,72 +25,45 @@ from agno.agent import Agent
 from agno.models.openai import OpenAIChat
 from agno.team import Team
 from agno.team.mode import TeamMode
-from client import Scenario, failure, text, tool
-from opentelemetry import trace
+from client import Scenario, each, failure, text, tool
+from telemetry import flush, traced
 
-SERVICE = "claims-service"
-INSTRUMENTATION = globals().get("INSTRUMENTATION", "traceloop")
-if INSTRUMENTATION == "openlit":
-    import openlit
 
-    openlit.init(
-        otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
-        application_name=SERVICE,
-        service_name=SERVICE,
-        disable_batch=True,
-        disable_metrics=True,  # the harness records traces and logs only
-        disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
-    )
-else:
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+def openllmetry() -> list:
     from opentelemetry.instrumentation.agno import AgnoInstrumentor
     from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
-    AgnoInstrumentor().instrument(tracer_provider=provider)
-    OpenAIInstrumentor().instrument(tracer_provider=provider)
-tracer = trace.get_tracer(SERVICE)
+    return [AgnoInstrumentor(), OpenAIInstrumentor()]
+
+
+tracer = traced("claims-service", None if globals().get("INSTRUMENTATION") == "openlit" else openllmetry)
 
 S: Scenario  # the scenario being captured; the tools record into its request run
 
 
 def lookup_policy(policy_id: str) -> str:
     """Look up an insurance policy by its id."""
-    result = f"policy {policy_id}: home cover, active, excess 250 EUR"
-    S.tool("lookup_policy", {"policy_id": policy_id}, result)
-    return result
+    return S.ran("lookup_policy", {"policy_id": policy_id}, f"policy {policy_id}: home cover, active, excess 250 EUR")
 
 
 def file_claim(policy_id: str, kind: str) -> str:
     """File a claim against a policy."""
-    result = f"claim C-5150 filed on {policy_id} ({kind})"
-    S.tool("file_claim", {"policy_id": policy_id, "kind": kind}, result)
-    return result
+    return S.ran("file_claim", {"policy_id": policy_id, "kind": kind}, f"claim C-5150 filed on {policy_id} ({kind})")
 
 
 def delete_account(user_id: str) -> str:
     """Delete the customer's account."""
-    result = f"account {user_id} deleted"
-    S.tool("delete_account", {"user_id": user_id}, result)
-    return result
+    return S.ran("delete_account", {"user_id": user_id}, f"account {user_id} deleted")
 
 
 def check_payout_status(claim_id: str) -> str:
     """Check the payout status of a claim."""
-    result = f"claim {claim_id}: approved, payout pending"
-    S.tool("check_payout_status", {"claim_id": claim_id}, result)
-    return result
+    return S.ran("check_payout_status", {"claim_id": claim_id}, f"claim {claim_id}: approved, payout pending")
 
 
 def issue_payout(claim_id: str, amount: int) -> str:
     """Pay out an approved claim."""
-    S.tool("issue_payout", {"claim_id": claim_id, "amount": amount}, error=True)
-    raise RuntimeError("payout rail offline")
+    return S.ran("issue_payout", {"claim_id": claim_id, "amount": amount}, error="payout rail offline")
 
 
 def model() -> OpenAIChat:
@@ -202,8 +175,7 @@ SCENARIOS = {
     ),
 }
 
-for name, (request, replies) in SCENARIOS.items():
-    with Scenario(name, replies, nested_runs_allowed=True) as S:
-        with tracer.start_as_current_span("handle_request"):
-            run(request)
-        trace.get_tracer_provider().force_flush()
+for S, request in each(SCENARIOS, nested_runs_allowed=True):  # noqa: B007 (S: the scenario the tools record into)
+    with tracer.start_as_current_span("handle_request"):
+        run(request)
+    flush()

@@ -15,7 +15,8 @@ backend fails inside the customs clerk's turn, and the kickoff raises.
 
 Run as ../crewai-delegation-traceloop-nocontent/capture.py (LACKS set, TRACELOOP_TRACE_CONTENT=false), the
 same requests are captured with content off; each run lists in `lacks` what that trace cannot carry. Run as
-../crewai-delegation-openlit/capture.py (INSTRUMENTATION="openlit"), they are traced by OpenLIT instead.
+../crewai-delegation-openlit/capture.py (INSTRUMENTATION="openlit"), they are traced by OpenLIT instead
+(`telemetry.py` sets up either).
 """
 
 import os
@@ -23,99 +24,56 @@ import os
 os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"  # no anonymous usage telemetry
 os.environ["CREWAI_TRACING_ENABLED"] = "false"  # no CrewAI AMP tracing prompt
 
-from collections import Counter
-
-from client import Scenario, failure, text, tool
+from client import Scenario, each, failure, text, tool
+from crew_ledger import watch
 from crewai import LLM, Agent, Crew, Task
-from crewai.events import LLMCallStartedEvent, crewai_event_bus
-from crewai.hooks import after_tool_call
 from crewai.tools import tool as crew_tool
-from opentelemetry import trace
+from telemetry import flush, traced
 
-SERVICE = "freight-desk"
-INSTRUMENTATION = globals().get("INSTRUMENTATION", "traceloop")
-if INSTRUMENTATION == "openlit":
-    import openlit
 
-    openlit.init(
-        otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
-        application_name=SERVICE,
-        service_name=SERVICE,
-        disable_batch=True,
-        disable_metrics=True,  # the harness records traces and logs only
-        disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
-    )
-else:
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+def openllmetry() -> list:
     from opentelemetry.instrumentation.crewai import CrewAIInstrumentor
     from opentelemetry.instrumentation.openai import OpenAIInstrumentor
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
-    CrewAIInstrumentor().instrument(tracer_provider=provider)
-    OpenAIInstrumentor().instrument(tracer_provider=provider)
-tracer = trace.get_tracer(SERVICE)
+    return [CrewAIInstrumentor(), OpenAIInstrumentor()]
+
+
+tracer = traced("freight-desk", None if globals().get("INSTRUMENTATION") == "openlit" else openllmetry)
 
 S: Scenario  # the scenario being captured; the tools record into its request run
 LEAD = "dispatch_lead"
 LACKS = globals().get("LACKS")  # set by the content-off capture: what its trace cannot carry
-LLM_CALLS: Counter[str] = Counter()  # agent role -> model calls CrewAI started
-DELEGATIONS: list[dict] = []  # what each delegation tool received and returned
-
-
-@crewai_event_bus.on(LLMCallStartedEvent)
-def _count(source, event):
-    LLM_CALLS[event.agent_role] += 1
-
-
-@after_tool_call
-def _delegation(context):
-    """CrewAI's own delegation tools: record the transfer they made."""
-    if context.tool_name.startswith(("delegate_work", "ask_question")):
-        S.runs[0]["handoffs"].append({"from": context.agent.role, "to": context.tool_input["coworker"]})
-        DELEGATIONS.append({"tool": context.tool_name, **context.tool_input, "result": context.tool_result})
-    return None
-
-
-def recorded(name: str, arguments: dict, result: str | None = None, error: str | None = None) -> str:
-    S.tool(name, arguments, result, error=error is not None)
-    if error is not None:
-        raise RuntimeError(error)
-    return result
+LEDGER = watch()  # CrewAI's own record of the request being captured
 
 
 @crew_tool("track_container")
 def track_container(container_id: str) -> str:
     """Where a shipping container is and when it arrives."""
-    return recorded("track_container", {"container_id": container_id}, f"{container_id}: arriving Rotterdam Thursday")
+    return S.ran("track_container", {"container_id": container_id}, f"{container_id}: arriving Rotterdam Thursday")
 
 
 @crew_tool("book_slot")
 def book_slot(container_id: str, port: str) -> str:
     """Book a berth slot for a container at a port."""
-    return recorded("book_slot", {"container_id": container_id, "port": port}, f"slot S-12 at {port} booked")
+    return S.ran("book_slot", {"container_id": container_id, "port": port}, f"slot S-12 at {port} booked")
 
 
 @crew_tool("check_clearance")
 def check_clearance(container_id: str) -> str:
     """Customs clearance status of a container."""
-    return recorded("check_clearance", {"container_id": container_id}, f"{container_id}: duty of 410 EUR unpaid")
+    return S.ran("check_clearance", {"container_id": container_id}, f"{container_id}: duty of 410 EUR unpaid")
 
 
 @crew_tool("pay_duty")
 def pay_duty(container_id: str, amount: int) -> str:
     """Pay the customs duty of a container."""
-    return recorded("pay_duty", {"container_id": container_id, "amount": amount}, error="customs gateway refused")
+    return S.ran("pay_duty", {"container_id": container_id, "amount": amount}, error="customs gateway refused")
 
 
 @crew_tool("delete_account")
 def delete_account(user_id: str) -> str:
     """Delete the customer's account."""
-    return recorded("delete_account", {"user_id": user_id}, f"account {user_id} deleted")
+    return S.ran("delete_account", {"user_id": user_id}, f"account {user_id} deleted")
 
 
 def llm() -> LLM:
@@ -129,9 +87,7 @@ def agent(role: str, tools: list, **options) -> Agent:
 def run_crew(request: str) -> None:
     """One crew kickoff with its ground truth."""
     request_run = S.run(LEAD, request)
-    request_run["handoffs"] = []
-    LLM_CALLS.clear()
-    DELEGATIONS.clear()
+    LEDGER.start(request_run)
     lead = agent(LEAD, [], allow_delegation=True)
     planner = agent("fleet_planner", [track_container, book_slot])
     clerk = agent("customs_clerk", [check_clearance, pay_duty, delete_account])
@@ -142,18 +98,13 @@ def run_crew(request: str) -> None:
     except Exception as exc:
         print(f"   crew failed: {type(exc).__name__}: {exc}")
         output, status = None, "error"
-    crewai_event_bus.flush()
-    S.finish(output, status, sum(LLM_CALLS.values()), lacks=LACKS)
-    runs = [f"{LEAD}: {LLM_CALLS[LEAD]} model call(s), its answer is the request's"] + [
-        f"{d['coworker']} (via {d['tool']}): input {d['task']!r}, {LLM_CALLS[d['coworker']]} model call(s), "
-        f"answer {d['result']!r}"
-        for d in DELEGATIONS
-    ]
+    S.finish(output, status, LEDGER.settle(), lacks=LACKS)
+    runs = LEDGER.agent_runs(LEAD)
     request_run.update(
         nested_runs_allowed=True,
         note="The request run is the crew kickoff with every agent's model and tool calls; the lead's delegation "
         "tool calls are handoffs. Model calls per agent: "
-        + ", ".join(f"{role} {n}" for role, n in LLM_CALLS.items())
+        + ", ".join(f"{role} {n}" for role, n in LEDGER.llm_calls.items())
         + ". Each agent's own run is also reported, nested: "
         + "; ".join(runs)
         + ".",
@@ -203,8 +154,7 @@ SCENARIOS = {
     ),
 }
 
-for name, (request, replies) in SCENARIOS.items():
-    with Scenario(name, replies, nested_runs_allowed=True) as S:
-        with tracer.start_as_current_span("handle_request"):
-            run_crew(request)
-        trace.get_tracer_provider().force_flush()
+for S, request in each(SCENARIOS, nested_runs_allowed=True):  # noqa: B007 (S: the scenario the tools record into)
+    with tracer.start_as_current_span("handle_request"):
+        run_crew(request)
+    flush()

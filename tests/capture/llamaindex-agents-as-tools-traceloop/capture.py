@@ -16,44 +16,28 @@ fails inside the billing auditor's turn and the request fails (the orchestrator'
 this instrumentation ends none of the spans of the failing steps, so the trace holds no error status.
 
 Run as ../llamaindex-agents-as-tools-openlit/capture.py (INSTRUMENTATION="openlit"), the same requests are
-traced by OpenLIT (`openlit.init`, its LlamaIndex and OpenAI instrumentations) instead.
+traced by OpenLIT (`openlit.init`, its LlamaIndex and OpenAI instrumentations) instead; `telemetry.py` sets up
+either.
 """
 
 import asyncio
 import os
 from collections import Counter
 
-from client import Scenario, failure, text, tool
+from client import Scenario, each, failure, text, tool
 from llama_index.core.agent.workflow import AgentInput, FunctionAgent
 from llama_index.core.tools import FunctionTool
 from llama_index.llms.openai_like import OpenAILike
-from opentelemetry import trace
+from telemetry import flush, traced
 
-SERVICE = "utility-desk"
-INSTRUMENTATION = globals().get("INSTRUMENTATION", "traceloop")
-if INSTRUMENTATION == "openlit":
-    import openlit
 
-    openlit.init(
-        otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
-        application_name=SERVICE,
-        service_name=SERVICE,
-        disable_batch=True,
-        disable_metrics=True,  # the harness records traces and logs only
-        disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
-    )
-else:
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+def openllmetry() -> list:
     from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
-    trace.set_tracer_provider(provider)
-    LlamaIndexInstrumentor().instrument(tracer_provider=provider)
-tracer = trace.get_tracer(SERVICE)
+    return [LlamaIndexInstrumentor()]
+
+
+tracer = traced("utility-desk", None if globals().get("INSTRUMENTATION") == "openlit" else openllmetry)
 
 llm = OpenAILike(
     model="gpt-4o-mini",
@@ -70,43 +54,32 @@ calls: Counter[str] = Counter()  # model calls per agent in the request being ca
 
 def lookup_outage(area: str) -> str:
     """Look up known power outages in an area."""
-    result = f"no outage reported in {area}"
-    s.tool("lookup_outage", {"area": area}, result)
-    return result
+    return s.ran("lookup_outage", {"area": area}, f"no outage reported in {area}")
 
 
 def read_meter(meter_id: str) -> str:
     """Read a customer's electricity meter."""
-    result = f"{meter_id}: 48213 kWh, fault code E7"
-    s.tool("read_meter", {"meter_id": meter_id}, result)
-    return result
+    return s.ran("read_meter", {"meter_id": meter_id}, f"{meter_id}: 48213 kWh, fault code E7")
 
 
 def schedule_visit(meter_id: str, day: str) -> str:
     """Book a technician visit for a meter."""
-    result = f"visit V-88 booked for {day} at {meter_id}"
-    s.tool("schedule_visit", {"meter_id": meter_id, "day": day}, result)
-    return result
+    return s.ran("schedule_visit", {"meter_id": meter_id, "day": day}, f"visit V-88 booked for {day} at {meter_id}")
 
 
 def recompute_bill(invoice_id: str) -> str:
     """Recompute an invoice from the meter readings."""
-    result = f"{invoice_id} overcharged by 35.20 EUR"
-    s.tool("recompute_bill", {"invoice_id": invoice_id}, result)
-    return result
+    return s.ran("recompute_bill", {"invoice_id": invoice_id}, f"{invoice_id} overcharged by 35.20 EUR")
 
 
 def issue_credit(account_id: str, amount: float) -> str:
     """Credit a customer's account."""
-    s.tool("issue_credit", {"account_id": account_id, "amount": amount}, error=True)
-    raise RuntimeError("credit ledger locked")
+    return s.ran("issue_credit", {"account_id": account_id, "amount": amount}, error="credit ledger locked")
 
 
 def delete_account(user_id: str) -> str:
     """Delete the customer's account."""
-    result = f"account {user_id} deleted"
-    s.tool("delete_account", {"user_id": user_id}, result)
-    return result
+    return s.ran("delete_account", {"user_id": user_id}, f"account {user_id} deleted")
 
 
 async def run_agent(agent: FunctionAgent, message: str) -> str:
@@ -234,11 +207,10 @@ SCENARIOS = {
 
 async def main() -> None:
     global s
-    for name, (request, replies) in SCENARIOS.items():
-        with Scenario(name, replies, nested_runs_allowed=True) as s:
-            with tracer.start_as_current_span("handle_request"):
-                await run(request)
-            trace.get_tracer_provider().force_flush()
+    for s, request in each(SCENARIOS, nested_runs_allowed=True):  # noqa: B007 (s: the scenario the tools record into)
+        with tracer.start_as_current_span("handle_request"):
+            await run(request)
+        flush()
 
 
 asyncio.run(main())

@@ -16,22 +16,13 @@ during the managed agent's run (and stays down for the manager's next call): the
 
 import os
 
-import openlit
-from client import Scenario, failure
+from client import Scenario, each, failure
 from client import tool as reply
-from opentelemetry import trace
-from smolagents import ActionStep, OpenAIServerModel, ToolCallingAgent, tool
+from managed_agents import Ledger, Managed, run_manager
+from smolagents import OpenAIServerModel, ToolCallingAgent, tool
+from telemetry import flush, traced
 
-SERVICE = "farm-desk"
-openlit.init(
-    otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
-    application_name=SERVICE,
-    service_name=SERVICE,
-    disable_batch=True,
-    disable_metrics=True,  # the harness records traces and logs only
-    disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
-)
-tracer = trace.get_tracer(SERVICE)
+tracer = traced("farm-desk")  # OpenLIT
 
 model = OpenAIServerModel(
     model_id="gpt-4o-mini",
@@ -40,17 +31,7 @@ model = OpenAIServerModel(
     client_kwargs={"max_retries": 0},
 )
 s: Scenario  # the scenario being captured; every call goes into its request run
-notes: list[str] = []  # each managed agent's own run, for the note
-counted: dict[str, int] = {}  # model calls per managed agent
-
-
-def flush() -> None:
-    trace.get_tracer_provider().force_flush()
-    from opentelemetry._logs import get_logger_provider
-
-    logs = get_logger_provider()
-    if hasattr(logs, "force_flush"):
-        logs.force_flush()
+ledger = Ledger()  # what the managed agents did in the request being captured
 
 
 @tool
@@ -60,9 +41,7 @@ def check_forecast(region: str) -> str:
     Args:
         region: the region name
     """
-    result = f"{region}: dry week, 24C, no rain before Sunday"
-    s.tool("check_forecast", {"region": region}, result)
-    return result
+    return s.ran("check_forecast", {"region": region}, f"{region}: dry week, 24C, no rain before Sunday")
 
 
 @tool
@@ -72,9 +51,7 @@ def test_soil(field_id: str) -> str:
     Args:
         field_id: the field to analyse
     """
-    result = f"{field_id}: pH 6.1, low nitrogen"
-    s.tool("test_soil", {"field_id": field_id}, result)
-    return result
+    return s.ran("test_soil", {"field_id": field_id}, f"{field_id}: pH 6.1, low nitrogen")
 
 
 @tool
@@ -85,9 +62,8 @@ def order_fertilizer(field_id: str, product: str) -> str:
         field_id: the field to deliver to
         product: the fertilizer to order
     """
-    result = f"order N-402 placed: {product} for {field_id}"
-    s.tool("order_fertilizer", {"field_id": field_id, "product": product}, result)
-    return result
+    placed = f"order N-402 placed: {product} for {field_id}"
+    return s.ran("order_fertilizer", {"field_id": field_id, "product": product}, placed)
 
 
 @tool
@@ -98,8 +74,7 @@ def apply_grant(farm_id: str, scheme: str) -> str:
         farm_id: the applying farm
         scheme: the grant scheme
     """
-    s.tool("apply_grant", {"farm_id": farm_id, "scheme": scheme}, error=True)
-    raise RuntimeError("grant portal closed")
+    return s.ran("apply_grant", {"farm_id": farm_id, "scheme": scheme}, error="grant portal closed")
 
 
 @tool
@@ -109,40 +84,7 @@ def delete_account(user_id: str) -> str:
     Args:
         user_id: the account to delete
     """
-    result = f"account {user_id} deleted"
-    s.tool("delete_account", {"user_id": user_id}, result)
-    return result
-
-
-def action_steps(agent: ToolCallingAgent) -> int:
-    """Model calls of the agent's last run: one per action step (planning is off)."""
-    return sum(isinstance(step, ActionStep) for step in agent.memory.steps)
-
-
-class Managed(ToolCallingAgent):
-    """A managed agent whose call (what the manager asked and got back) goes into the request run before its
-    own calls, and whose model calls count towards the request's."""
-
-    def __call__(self, task: str, **kwargs):
-        entry = {"name": self.name, "arguments": {"task": task, **kwargs}, "result": None, "error": False}
-        s.runs[-1]["tool_calls"].append(entry)
-        try:
-            answer = super().__call__(task, **kwargs)
-        except Exception:
-            entry.update(error=True)
-            notes.append(f"{self.name}: {action_steps(self)} model call(s), failed")
-            raise
-        finally:
-            counted[self.name] = counted.get(self.name, 0) + action_steps(self)
-        entry["result"] = str(answer)
-        notes.append(f"{self.name}: {action_steps(self)} model call(s), answer {self.final_answer!r}")
-        return answer
-
-    def run(self, task, *args, **kwargs):
-        self.final_answer = None
-        out = super().run(task, *args, **kwargs)
-        self.final_answer = out if isinstance(out, str) else getattr(out, "output", out)
-        return out
+    return s.ran("delete_account", {"user_id": user_id}, f"account {user_id} deleted")
 
 
 def team() -> ToolCallingAgent:
@@ -152,6 +94,7 @@ def team() -> ToolCallingAgent:
         name="soil_lab",
         description="Analyses soil and orders fertilizer.",
         verbosity_level=0,
+        ledger=ledger,
     )
     grant_office = Managed(
         tools=[apply_grant, delete_account],
@@ -159,6 +102,7 @@ def team() -> ToolCallingAgent:
         name="grant_office",
         description="Handles grant applications and customer accounts.",
         verbosity_level=0,
+        ledger=ledger,
     )
     return ToolCallingAgent(
         tools=[check_forecast],
@@ -170,24 +114,7 @@ def team() -> ToolCallingAgent:
 
 
 def run(request: str) -> None:
-    s.run("farm_advisor", request)
-    counted.clear()
-    notes.clear()
-    advisor = team()
-    try:
-        answer, status = advisor.run(request), "ok"
-    except Exception as exc:
-        print(f"   run failed: {type(exc).__name__}: {str(exc)[:120]}")
-        answer, status = None, "error"
-    s.finish(answer, status, action_steps(advisor) + sum(counted.values()))
-    s.runs[-1].update(
-        handoffs=[],
-        nested_runs_allowed=True,
-        note=f"The request run is farm_advisor's with every managed agent's model and tool calls; farm_advisor: "
-        f"{action_steps(advisor)} model call(s). Each managed agent's own run is also reported, nested: "
-        + "; ".join(notes)
-        + ".",
-    )
+    run_manager(team(), s, ledger, request)
 
 
 def final(answer: str) -> dict:
@@ -236,8 +163,7 @@ SCENARIOS = {
     ),
 }
 
-for name, (request, replies) in SCENARIOS.items():
-    with Scenario(name, replies, nested_runs_allowed=True) as s:
-        with tracer.start_as_current_span("handle_request"):
-            run(request)
-        flush()
+for s, request in each(SCENARIOS, nested_runs_allowed=True):  # noqa: B007 (s: the scenario the tools record into)
+    with tracer.start_as_current_span("handle_request"):
+        run(request)
+    flush()
