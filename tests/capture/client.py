@@ -101,6 +101,13 @@ class Scenario:
             run["lacks"] = sorted(lacks)
 
 
+def run_capture(source: str, **settings: Any) -> None:
+    """Run `../<source>/capture.py` with `settings` as its globals (INSTRUMENTATION, LACKS, ...): the same
+    requests and ground truth, traced another way."""
+    main = Path(__file__).resolve().parent / source / "capture.py"
+    runpy.run_path(str(main), init_globals=settings, run_name="__main__")
+
+
 def run_with_default_settings(script: str) -> None:
     """From `<source>-default/capture.py` (`script`), run `<source>/capture.py` with DEFAULT_SETTINGS=True: that
     script then leaves the instrumentation's defaults alone and records in `lacks` what the trace cannot carry."""

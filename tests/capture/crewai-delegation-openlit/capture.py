@@ -1,11 +1,6 @@
 """The CrewAI delegation requests of ../crewai-delegation-traceloop traced by OpenLIT (`openlit.init`, its CrewAI
 and OpenAI instrumentations, message content on): that folder's capture.py run with INSTRUMENTATION="openlit"."""
 
-import runpy
-from pathlib import Path
+from client import run_capture
 
-runpy.run_path(
-    str(Path(__file__).resolve().parent.parent / "crewai-delegation-traceloop" / "capture.py"),
-    init_globals={"INSTRUMENTATION": "openlit"},
-    run_name="__main__",
-)
+run_capture("crewai-delegation-traceloop", INSTRUMENTATION="openlit")

@@ -10,13 +10,8 @@ conversation and no tool call, its arguments or its result: every run's ground t
 """
 
 import os
-import runpy
-from pathlib import Path
+
+from client import run_capture
 
 os.environ["TRACELOOP_TRACE_CONTENT"] = "false"
-
-runpy.run_path(
-    str(Path(__file__).resolve().parent.parent / "crewai-delegation-traceloop" / "capture.py"),
-    init_globals={"LACKS": ["messages", "tool_arguments", "tool_calls", "tool_results"]},
-    run_name="__main__",
-)
+run_capture("crewai-delegation-traceloop", LACKS=["messages", "tool_arguments", "tool_calls", "tool_results"])

@@ -2,11 +2,6 @@
 (`openlit.init`, its LlamaIndex and OpenAI instrumentations, message content on): that folder's capture.py
 run with INSTRUMENTATION="openlit"."""
 
-import runpy
-from pathlib import Path
+from client import run_capture
 
-runpy.run_path(
-    str(Path(__file__).resolve().parent.parent / "llamaindex-agents-as-tools-traceloop" / "capture.py"),
-    init_globals={"INSTRUMENTATION": "openlit"},
-    run_name="__main__",
-)
+run_capture("llamaindex-agents-as-tools-traceloop", INSTRUMENTATION="openlit")
