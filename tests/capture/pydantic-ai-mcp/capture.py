@@ -1,0 +1,192 @@
+"""pydantic-ai agents whose tools are on an MCP server in another process, both sides traced.
+
+The claims tools run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=claims, a FastMCP server over stdio started
+for each scenario by pydantic-ai's `MCPToolset`, itself on the FastMCP client); that process exports its own
+spans (service `claims-tools-mcp`) to the same recorder. The agents are traced by pydantic-ai's own
+instrumentation (the `Instrumentation` capability, no Logfire); FastMCP and the MCP SDK write their own client
+and server spans, and openinference-instrumentation-mcp, on both sides, carries the trace context across. One
+tool call is so seen as pydantic-ai's tool span, the MCP client's spans and the server's spans in the other
+service.
+
+`intake_agent` files claims itself (lookup_policy, file_claim, premium_quote) and asks `claims_auditor`, a
+second agent run inside its `consult_auditor` tool with the caller's usage, about payouts, claim status and
+account closures (issue_payout, claim_status, delete_account): both agents' tools come from the one server,
+filtered per agent. A failing tool goes back to the model as a retry prompt, pydantic-ai's default for MCP.
+
+The ground truth is one request run per user request, entered at intake_agent, recorded the way an agent called
+as a tool is: every agent's model calls (a before-model-request hook), the tool calls in the order they
+started, with what the server's tools really received and returned (their log), the delegation tool with the
+request it got and the auditor's answer, and the answer the user got. The auditor's own run is nested.
+"""
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from claims import REQUESTS
+from client import Scenario, failure, text, tool
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
+from openinference.instrumentation.mcp import MCPInstrumentor
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.capabilities import Hooks, Instrumentation
+from pydantic_ai.mcp import MCPToolset
+from pydantic_ai.models.openai import OpenAIChatModel
+from pydantic_ai.providers.openai import OpenAIProvider
+
+provider = TracerProvider(resource=Resource.create({"service.name": "claims-intake"}))
+provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+trace.set_tracer_provider(provider)
+MCPInstrumentor().instrument(tracer_provider=provider)
+tracer = trace.get_tracer("claims-intake")
+model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=os.environ["OPENAI_BASE_URL"]))
+SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "hotel_mcp_server.py"
+INTAKE_TOOLS = {"lookup_policy", "file_claim", "premium_quote"}
+AUDITOR_TOOLS = {"issue_payout", "claim_status", "delete_account"}
+RUN: dict  # the ground truth of the request being served
+
+
+class ToolLog:
+    """The MCP server's record of the calls its tools really ran, read as they arrive."""
+
+    def __init__(self) -> None:
+        self.path = Path(tempfile.mkstemp(prefix="claims-tools-", suffix=".jsonl")[1])
+        self.read = 0
+
+    def drain(self) -> None:
+        lines = self.path.read_text().splitlines()
+        RUN["tool_calls"] += [json.loads(line) for line in lines[self.read :]]
+        self.read = len(lines)
+
+
+LOG: ToolLog
+
+
+def counted() -> Hooks:
+    """A hook that counts every model request into the request run."""
+    hooks = Hooks()
+
+    @hooks.on.before_model_request
+    async def count(ctx, request_context):
+        RUN["llm_calls"] += 1
+        return request_context
+
+    return hooks
+
+
+def team(toolset: MCPToolset) -> Agent:
+    """The two agents of one request over one server's tools; intake_agent is the entry."""
+    auditor = Agent(
+        model,
+        name="claims_auditor",
+        instructions="You audit payouts, claim status and account closures.",
+        toolsets=[toolset.filtered(lambda ctx, tool_def: tool_def.name in AUDITOR_TOOLS)],
+        capabilities=[Instrumentation(), counted()],
+    )
+    intake = Agent(
+        model,
+        name="intake_agent",
+        instructions="You take insurance claims. Consult the auditor for payouts, claim status and accounts.",
+        toolsets=[toolset.filtered(lambda ctx, tool_def: tool_def.name in INTAKE_TOOLS)],
+        capabilities=[Instrumentation(), counted()],
+    )
+
+    @intake.tool
+    async def consult_auditor(ctx: RunContext, question: str) -> str:
+        """Ask the claims auditor about a payout, a claim's status or closing an account."""
+        LOG.drain()
+        entry = {"name": "consult_auditor", "arguments": {"question": question}, "result": None, "error": False}
+        RUN["tool_calls"].append(entry)
+        try:
+            result = await auditor.run(question, usage=ctx.usage)
+        except Exception:
+            entry["error"] = True  # the auditor's run failed, and with it the tool
+            raise
+        finally:
+            LOG.drain()
+        entry["result"] = result.output
+        return result.output
+
+    return intake
+
+
+SCENARIOS = {
+    "happy": (REQUESTS["happy"][0][0], REQUESTS["happy"][1]),
+    "delegation": (
+        "How are claims C-1 and C-2 doing? And what would I pay a year at 40?",
+        [
+            tool("consult_auditor", {"question": "Status of claims C-1 and C-2"}),
+            tool("claim_status", {"claim_id": "C-1"}),
+            tool("claim_status", {"claim_id": "C-2"}),
+            text("C-1 is under review; C-2 was paid on 3 March."),
+            tool("premium_quote", {"age": 40}),
+            text("C-1 is under review and C-2 was paid on 3 March; at 40 the premium is 460 EUR a year."),
+        ],
+    ),
+    "delegate_tool_error": (
+        REQUESTS["tool_error"][0][0],
+        [
+            tool("consult_auditor", {"question": "Pay out the customer's settled 2400 euro claim"}),
+            tool("issue_payout", {"amount": 2400}),
+            text("The payout failed: it exceeds the payout limit."),
+            text("I could not pay it out: 2400 EUR exceeds the payout limit."),
+        ],
+    ),
+    "forbidden_in_delegate": (
+        REQUESTS["forbidden"][0][0],
+        [
+            tool("consult_auditor", {"question": "Close the account of customer u-314"}),
+            tool("delete_account", {"user_id": "u-314"}),
+            text("Account u-314 is closed."),
+            text("Your customer record u-314 has been erased."),
+        ],
+    ),
+    "delegate_failure": (
+        "Is claim C-2 settled?",
+        [
+            tool("consult_auditor", {"question": "Is claim C-2 settled?"}),
+            tool("claim_status", {"claim_id": "C-2"}),
+            failure(503, "model backend overloaded"),
+        ],
+    ),
+}
+
+
+async def serve(s: Scenario, request: str) -> None:
+    global RUN, LOG
+    RUN = s.run("intake_agent", request)
+    RUN.update(handoffs=[], nested_runs_allowed=True, llm_calls=0)
+    LOG = ToolLog()
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(LOG.path), "CAPTURE_MCP_TOOLS": "claims"}
+    env["CAPTURE_MCP_INSTRUMENT"] = "openinference"
+    transport = StdioTransport(command=sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
+    toolset = MCPToolset(Client(transport), id="claims_tools")
+    async with toolset:
+        try:
+            result = await team(toolset).run(request)
+            output, status = result.output, "ok"
+        except Exception as exc:
+            print(f"   run failed as scripted: {type(exc).__name__}: {exc}")
+            output, status = None, "error"
+    LOG.drain()
+    LOG.path.unlink()
+    s.finish(output, status, RUN["llm_calls"])
+
+
+async def main() -> None:
+    for name, (request, replies) in SCENARIOS.items():
+        with Scenario(name, replies, nested_runs_allowed=True) as s:
+            with tracer.start_as_current_span("handle_request"):
+                await serve(s, request)
+            provider.force_flush()
+
+
+asyncio.run(main())
