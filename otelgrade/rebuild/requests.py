@@ -17,7 +17,8 @@ from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
-from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated
+from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated, unseen_transfers
+from otelgrade.rebuild.instructions import handoffs_by_instructions
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
@@ -34,7 +35,8 @@ def requests(
 ) -> list[Trajectory]:
     """Every run of the trace: one per request, and each agent's own run nested in a request of several."""
     out = [
-        _graph_of_agents(tree, classified, r, regions[r.root.span_id], notes) or built[r.root.span_id]
+        _graph_of_agents(tree, classified, r, regions[r.root.span_id], notes)
+        or _agents_by_instructions(tree, classified, built[r.root.span_id], regions[r.root.span_id])
         for r in runs
         if not r.agent
     ]
@@ -202,6 +204,8 @@ def _request(
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     delegated = [decided[i] for i in delegations]
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
+    if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs):
+        request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
     if request.output is None and request.status == "ok":
         last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
         request.output = built[last.root.span_id].output
@@ -227,6 +231,29 @@ def _graph_of_agents(
     decided, _ = decide(tree, request.tool_calls, request.llm_calls, stated(classified, region), ())
     request.tool_calls, request.handoffs, _ = _split(request.tool_calls, decided)
     return request
+
+
+def _agents_by_instructions(
+    tree: Tree, classified: dict[str, Classified], run: Trajectory, region: list[str]
+) -> Trajectory:
+    """A run no agent span marks whose model is given other instructions after a call that names the next agent:
+    each call after it is that agent's, the call a handoff; the first agent is the one the run's earliest step
+    says acts, where one says."""
+    said = [
+        (tree.spans[s].start_ns, f.speaker)
+        for s in region
+        if isinstance(f := getattr(classified.get(s), "facts", None), ChainFacts) and f.speaker
+    ]
+    first = min(said)[1] if said else None
+    decided, agent_at = handoffs_by_instructions(run.llm_calls, run.tool_calls, ACTED, first)
+    if decided:
+        for call in run.llm_calls:
+            call.agent = agent_at.get(call.step)
+        for tool in run.tool_calls:
+            tool.agent = agent_at.get(tool.step)
+        run.tool_calls, run.handoffs, _ = _split(run.tool_calls, decided)
+        run.agents = list(dict.fromkeys(agent_at.values()))
+    return run
 
 
 def _graph_node(tree: Tree, classified: dict[str, Classified], span_id: str, root: str) -> str | None:
