@@ -117,3 +117,48 @@ def run_recorded(scenario: Scenario, name: str, arguments: dict[str, Any]) -> st
         raise
     scenario.tool(name, arguments, result)
     return result
+
+
+def delegation_scenarios(delegate: str) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    """One request each, for an entry agent with the claims-filing tools that asks a second agent, through its
+    tool `delegate`, about payouts, claim status and account closures: the request and the scripted replies."""
+    return {
+        "happy": (REQUESTS["happy"][0][0], REQUESTS["happy"][1]),
+        "delegation": (
+            "How are claims C-1 and C-2 doing? And what would I pay a year at 40?",
+            [
+                tool(delegate, {"question": "Status of claims C-1 and C-2"}),
+                tool("claim_status", {"claim_id": "C-1"}),
+                tool("claim_status", {"claim_id": "C-2"}),
+                text("C-1 is under review; C-2 was paid on 3 March."),
+                tool("premium_quote", {"age": 40}),
+                text("C-1 is under review and C-2 was paid on 3 March; at 40 the premium is 460 EUR a year."),
+            ],
+        ),
+        "delegate_tool_error": (
+            REQUESTS["tool_error"][0][0],
+            [
+                tool(delegate, {"question": "Pay out the customer's settled 2400 euro claim"}),
+                tool("issue_payout", {"amount": 2400}),
+                text("The payout failed: it exceeds the payout limit."),
+                text("I could not pay it out: 2400 EUR exceeds the payout limit."),
+            ],
+        ),
+        "forbidden_in_delegate": (
+            REQUESTS["forbidden"][0][0],
+            [
+                tool(delegate, {"question": "Close the account of customer u-314"}),
+                tool("delete_account", {"user_id": "u-314"}),
+                text("Account u-314 is closed."),
+                text("Your customer record u-314 has been erased."),
+            ],
+        ),
+        "delegate_failure": (
+            "Is claim C-2 settled?",
+            [
+                tool(delegate, {"question": "Is claim C-2 settled?"}),
+                tool("claim_status", {"claim_id": "C-2"}),
+                failure(503, "model backend overloaded"),
+            ],
+        ),
+    }

@@ -20,16 +20,14 @@ request it got and the auditor's answer, and the answer the user got. The audito
 """
 
 import asyncio
-import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 
-from claims import REQUESTS
-from client import Scenario, failure, text, tool
+from claims import delegation_scenarios
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
+from mcp_tool_log import ToolLog, serve_all
 from openinference.instrumentation.mcp import MCPInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -52,22 +50,7 @@ SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "hotel_mcp_server.py"
 INTAKE_TOOLS = {"lookup_policy", "file_claim", "premium_quote"}
 AUDITOR_TOOLS = {"issue_payout", "claim_status", "delete_account"}
 RUN: dict  # the ground truth of the request being served
-
-
-class ToolLog:
-    """The MCP server's record of the calls its tools really ran, read as they arrive."""
-
-    def __init__(self) -> None:
-        self.path = Path(tempfile.mkstemp(prefix="claims-tools-", suffix=".jsonl")[1])
-        self.read = 0
-
-    def drain(self) -> None:
-        lines = self.path.read_text().splitlines()
-        RUN["tool_calls"] += [json.loads(line) for line in lines[self.read :]]
-        self.read = len(lines)
-
-
-LOG: ToolLog
+LOG: ToolLog  # its server's log
 
 
 def counted() -> Hooks:
@@ -102,91 +85,32 @@ def team(toolset: MCPToolset) -> Agent:
     @intake.tool
     async def consult_auditor(ctx: RunContext, question: str) -> str:
         """Ask the claims auditor about a payout, a claim's status or closing an account."""
-        LOG.drain()
-        entry = {"name": "consult_auditor", "arguments": {"question": question}, "result": None, "error": False}
-        RUN["tool_calls"].append(entry)
-        try:
-            result = await auditor.run(question, usage=ctx.usage)
-        except Exception:
-            entry["error"] = True  # the auditor's run failed, and with it the tool
-            raise
-        finally:
-            LOG.drain()
-        entry["result"] = result.output
-        return result.output
+
+        async def ask() -> str:
+            return (await auditor.run(question, usage=ctx.usage)).output
+
+        return await LOG.around(RUN, "consult_auditor", {"question": question}, ask)
 
     return intake
 
 
-SCENARIOS = {
-    "happy": (REQUESTS["happy"][0][0], REQUESTS["happy"][1]),
-    "delegation": (
-        "How are claims C-1 and C-2 doing? And what would I pay a year at 40?",
-        [
-            tool("consult_auditor", {"question": "Status of claims C-1 and C-2"}),
-            tool("claim_status", {"claim_id": "C-1"}),
-            tool("claim_status", {"claim_id": "C-2"}),
-            text("C-1 is under review; C-2 was paid on 3 March."),
-            tool("premium_quote", {"age": 40}),
-            text("C-1 is under review and C-2 was paid on 3 March; at 40 the premium is 460 EUR a year."),
-        ],
-    ),
-    "delegate_tool_error": (
-        REQUESTS["tool_error"][0][0],
-        [
-            tool("consult_auditor", {"question": "Pay out the customer's settled 2400 euro claim"}),
-            tool("issue_payout", {"amount": 2400}),
-            text("The payout failed: it exceeds the payout limit."),
-            text("I could not pay it out: 2400 EUR exceeds the payout limit."),
-        ],
-    ),
-    "forbidden_in_delegate": (
-        REQUESTS["forbidden"][0][0],
-        [
-            tool("consult_auditor", {"question": "Close the account of customer u-314"}),
-            tool("delete_account", {"user_id": "u-314"}),
-            text("Account u-314 is closed."),
-            text("Your customer record u-314 has been erased."),
-        ],
-    ),
-    "delegate_failure": (
-        "Is claim C-2 settled?",
-        [
-            tool("consult_auditor", {"question": "Is claim C-2 settled?"}),
-            tool("claim_status", {"claim_id": "C-2"}),
-            failure(503, "model backend overloaded"),
-        ],
-    ),
-}
-
-
-async def serve(s: Scenario, request: str) -> None:
+async def answer(run: dict, log: ToolLog, request: str) -> str:
     global RUN, LOG
-    RUN = s.run("intake_agent", request)
-    RUN.update(handoffs=[], nested_runs_allowed=True, llm_calls=0)
-    LOG = ToolLog()
-    env = {**os.environ, "CAPTURE_TOOL_LOG": str(LOG.path), "CAPTURE_MCP_TOOLS": "claims"}
+    RUN, LOG = run, log
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "claims"}
     env["CAPTURE_MCP_INSTRUMENT"] = "openinference"
     transport = StdioTransport(command=sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
     toolset = MCPToolset(Client(transport), id="claims_tools")
     async with toolset:
-        try:
-            result = await team(toolset).run(request)
-            output, status = result.output, "ok"
-        except Exception as exc:
-            print(f"   run failed as scripted: {type(exc).__name__}: {exc}")
-            output, status = None, "error"
-    LOG.drain()
-    LOG.path.unlink()
-    s.finish(output, status, RUN["llm_calls"])
+        return (await team(toolset).run(request)).output
 
 
-async def main() -> None:
-    for name, (request, replies) in SCENARIOS.items():
-        with Scenario(name, replies, nested_runs_allowed=True) as s:
-            with tracer.start_as_current_span("handle_request"):
-                await serve(s, request)
-            provider.force_flush()
-
-
-asyncio.run(main())
+asyncio.run(
+    serve_all(
+        delegation_scenarios("consult_auditor"),
+        "intake_agent",
+        answer,
+        tracer.start_as_current_span,
+        provider.force_flush,
+    )
+)
