@@ -17,7 +17,7 @@
  * handoff back the graph's final messages show.
  */
 import path from 'node:path';
-import { context, trace } from '@opentelemetry/api';
+import { trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-node';
@@ -32,6 +32,8 @@ import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
 
 const { Scenario, text, tool, failure } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'client.mjs'));
+const { claimsTools } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'claims.mjs'));
+const { captureRequests, countingModel } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'langgraphjs_capture.mjs'));
 
 const provider = new NodeTracerProvider({
   resource: resourceFromAttributes({ 'service.name': 'claims-service' }),
@@ -46,30 +48,8 @@ let s; // the scenario being captured
 let run; // its request run
 const modelCalls = new Map(); // model calls per agent in the current request
 
-function claimsTool(name, description, schema, fn) {
-  return lcTool(async (args) => {
-    try {
-      const result = fn(args);
-      s.tool(name, args, result);
-      return result;
-    } catch (err) {
-      s.tool(name, args, null, true);
-      throw err;
-    }
-  }, { name, description, schema: z.object(schema) });
-}
-
-const lookupPolicy = claimsTool('lookup_policy', 'The cover and excess of an insurance policy.',
-  { policy_id: z.string() },
-  (a) => ({ 'PX-1': 'home cover, excess 150 EUR', 'PX-2': 'travel cover, excess 50 EUR' })[a.policy_id]);
-const fileClaim = claimsTool('file_claim', 'File a claim against a policy.',
-  { policy_id: z.string(), amount: z.number().int() },
-  (a) => `claim C-1 filed on ${a.policy_id} for ${a.amount} EUR`);
-const issuePayout = claimsTool('issue_payout', 'Pay a settled claim out to the customer.',
-  { amount: z.number().int() },
-  () => { throw new Error('payout limit exceeded'); });
-const deleteAccount = claimsTool('delete_account', "Delete a customer's account.",
-  { user_id: z.string() }, (a) => `account ${a.user_id} deleted`);
+const { lookup_policy: lookupPolicy, file_claim: fileClaim, issue_payout: issuePayout, delete_account: deleteAccount } =
+  claimsTools({ tool: lcTool, z, scenario: () => s });
 
 /** A handoff tool of the application's naming: the same Command to the parent graph as the library's own. */
 function handoffTool(name, agentName, description) {
@@ -82,14 +62,7 @@ function handoffTool(name, agentName, description) {
   }, { name, description, schema: z.object({}) });
 }
 
-function chatModel(agent) {
-  return new ChatOpenAI({
-    model: 'gpt-4o-mini',
-    maxRetries: 1,
-    configuration: { baseURL: process.env.OPENAI_BASE_URL },
-    callbacks: [{ handleChatModelStart: () => modelCalls.set(agent, (modelCalls.get(agent) ?? 0) + 1) }],
-  });
-}
+const chatModel = (agent) => countingModel(ChatOpenAI, modelCalls, agent);
 
 const officer = createReactAgent({
   llm: chatModel('claims_officer'),
@@ -152,26 +125,14 @@ function withHandoffsBack(handoffs, messages) {
   return handoffs.flatMap((h, i) => (back[i] ? [h, back[i]] : [h]));
 }
 
-for (const [name, [request, replies]] of Object.entries(SCENARIOS)) {
-  s = await new Scenario(name, replies).begin();
-  await tracer.startActiveSpan('handle_request', async (span) => {
-    run = s.run(SUPERVISOR, request);
-    Object.assign(run, { handoffs: [], nested_runs_allowed: true });
-    modelCalls.clear();
-    const count = () => [...modelCalls.values()].reduce((a, b) => a + b, 0);
-    try {
-      const state = await supervisor.invoke({ messages: [{ role: 'user', content: request }] });
-      const messages = state.messages;
-      run.handoffs = withHandoffsBack(run.handoffs, messages);
-      s.finish(messages.at(-1).content, 'ok', count());
-    } catch (err) {
-      console.log(`   request failed as scripted: ${err.name}: ${err.message}`);
-      s.finish(null, 'error', count());
-    }
-    run.note = `Model calls per agent: ${JSON.stringify(Object.fromEntries(modelCalls))}.`;
-    span.end();
-  });
-  await provider.forceFlush();
-  await s.end({ nested_runs_allowed: true });
-}
-await provider.shutdown();
+await captureRequests({
+  Scenario,
+  scenarios: SCENARIOS,
+  graphName: SUPERVISOR,
+  tracer,
+  provider,
+  calls: modelCalls,
+  begin: (scenario, requestRun) => { s = scenario; run = requestRun; },
+  invoke: (request) => supervisor.invoke({ messages: [{ role: 'user', content: request }] }),
+  handoffs: (_, messages) => withHandoffsBack(run.handoffs, messages),
+});
