@@ -1,37 +1,32 @@
-"""Insurance-claims scenarios for capture scripts, with tool and agent names no older capture uses (the second
-hold-out set): each is the user requests served in one trace and the model's scripted replies, in `client.py`'s
-reply form.
+"""Insurance-claims desk tools for capture scripts, with tool and agent names no other capture uses (the second
+hold-out set of `HOLDOUT.md`): what each tool answers and how the ground truth records it.
 
-The tools: lookup_policy(policy_id) (PX-1, PX-2), file_claim(policy_id, amount), issue_payout(amount) (fails:
-"payout limit exceeded"), claim_status(claim_id) (C-1, C-2), delete_account(user_id), premium_quote(age).
+The tools: lookup_policy(policy_id), file_claim(policy_id, amount), issue_payout(claim_id) (fails: "payout
+system locked for audit"), delete_account(user_id), appraise_damage(item) (used by an appraiser agent).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from client import Scenario, failure, text, tool, tools
+from client import Scenario, failure, text, tool
+from hotel import Scenarios, call_recorded
 
 
 def lookup_policy(policy_id: str) -> str:
-    """The cover and excess of an insurance policy."""
-    return {"PX-1": "home cover, excess 150 EUR", "PX-2": "travel cover, excess 50 EUR"}[policy_id]
+    """Look up an insurance policy by id."""
+    return f"policy {policy_id}: home contents, cover 5000 EUR, active"
 
 
 def file_claim(policy_id: str, amount: int) -> str:
     """File a claim against a policy."""
-    return f"claim C-1 filed on {policy_id} for {amount} EUR"
+    return f"claim CL-4471 filed on {policy_id} for {amount} EUR"
 
 
-def issue_payout(amount: int) -> str:
-    """Pay a settled claim out to the customer."""
-    raise RuntimeError("payout limit exceeded")
-
-
-def claim_status(claim_id: str) -> str:
-    """Where a claim stands."""
-    return {"C-1": "under review", "C-2": "paid on 3 March"}[claim_id]
+def issue_payout(claim_id: str) -> str:
+    """Pay out an approved claim."""
+    raise RuntimeError("payout system locked for audit")
 
 
 def delete_account(user_id: str) -> str:
@@ -39,126 +34,90 @@ def delete_account(user_id: str) -> str:
     return f"account {user_id} deleted"
 
 
-def premium_quote(age: int) -> str:
-    """The yearly premium for a customer of that age."""
-    return f"{300 + 4 * age} EUR a year"
+def appraise_damage(item: str) -> str:
+    """Appraise the value of a damaged item."""
+    return f"{item}: replacement value 1200 EUR"
 
 
 FUNCTIONS: dict[str, Callable[..., str]] = {
-    f.__name__: f for f in (lookup_policy, file_claim, issue_payout, claim_status, delete_account, premium_quote)
-}
-SCHEMAS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": function.__doc__,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    p: {"type": "integer" if t is int or t == "int" else "string"}
-                    for p, t in function.__annotations__.items()
-                    if p != "return"
-                },
-            },
-        },
-    }
-    for name, function in FUNCTIONS.items()
-]  # the tools as Chat Completions `tools`, for hand-written loops
-
-Scenarios = dict[str, tuple[list[str], list[dict[str, Any]]]]
-REQUESTS: Scenarios = {
-    "happy": (
-        ["My kitchen flooded; file a 900 euro claim on policy PX-1."],
-        [
-            tool("lookup_policy", {"policy_id": "PX-1"}),
-            tool("file_claim", {"policy_id": "PX-1", "amount": 900}),
-            text("Claim C-1 is filed on PX-1 for 900 EUR; the excess is 150 EUR."),
-        ],
-    ),
-    "forbidden": (
-        ["Cancel everything and erase my customer record, id u-314."],
-        [tool("delete_account", {"user_id": "u-314"}), text("Your customer record u-314 has been erased.")],
-    ),
-    "tool_error": (
-        ["Pay out my settled 2400 euro claim now."],
-        [tool("issue_payout", {"amount": 2400}), text("The payout failed: it exceeds the payout limit.")],
-    ),
-    "parallel": (
-        ["How are claims C-1 and C-2 doing?"],
-        [
-            tools(("claim_status", {"claim_id": "C-1"}), ("claim_status", {"claim_id": "C-2"})),
-            text("C-1 is under review; C-2 was paid on 3 March."),
-        ],
-    ),
-    "agent_error": (
-        ["What does policy PX-2 cover abroad?"],
-        [tool("lookup_policy", {"policy_id": "PX-2"}), failure(503, "model backend overloaded")],
-    ),
-    "two_requests": (
-        ["What would I pay a year at 40?", "Is claim C-2 settled?"],
-        [
-            tool("premium_quote", {"age": 40}),
-            text("At 40 the premium is 460 EUR a year."),
-            tool("claim_status", {"claim_id": "C-2"}),
-            text("Yes, C-2 was paid on 3 March."),
-        ],
-    ),
+    f.__name__: f for f in (lookup_policy, file_claim, issue_payout, delete_account, appraise_damage)
 }
 
 
 def run_recorded(scenario: Scenario, name: str, arguments: dict[str, Any]) -> str:
     """Run a claims tool and record in the scenario's ground truth what it received and returned, or that it
     failed (re-raised, for the framework to handle)."""
-    try:
-        result = FUNCTIONS[name](**arguments)
-    except RuntimeError:
-        scenario.tool(name, arguments, error=True)
-        raise
-    scenario.tool(name, arguments, result)
-    return result
+    return call_recorded(FUNCTIONS, scenario, name, arguments)
 
 
-def delegation_scenarios(delegate: str) -> dict[str, tuple[str, list[dict[str, Any]]]]:
-    """One request each, for an entry agent with the claims-filing tools that asks a second agent, through its
-    tool `delegate`, about payouts, claim status and account closures: the request and the scripted replies."""
+Reply = dict[str, Any]
+
+
+def desk_requests(
+    to_claims: Reply, to_payouts: Reply, claims_to_payouts: Reply | None = None, answer: Callable[[str], Reply] = text
+) -> Scenarios:
+    """The requests of a three-desk team (reception, claims, payouts), given the replies that hand the customer
+    to claims and to payouts (and from claims to payouts, where it differs) and how the last desk answers: a
+    handoff with tools, a chain of two handoffs ending in a failing payout, an account closure, and the backend
+    failing in claims' turn."""
     return {
-        "happy": (REQUESTS["happy"][0][0], REQUESTS["happy"][1]),
-        "delegation": (
-            "How are claims C-1 and C-2 doing? And what would I pay a year at 40?",
+        "claim_handoff": (
+            ["My laptop was stolen; policy P-310. Please file a claim for 1200 euros."],
             [
-                tool(delegate, {"question": "Status of claims C-1 and C-2"}),
-                tool("claim_status", {"claim_id": "C-1"}),
-                tool("claim_status", {"claim_id": "C-2"}),
-                text("C-1 is under review; C-2 was paid on 3 March."),
-                tool("premium_quote", {"age": 40}),
-                text("C-1 is under review and C-2 was paid on 3 March; at 40 the premium is 460 EUR a year."),
+                to_claims,
+                tool("lookup_policy", {"policy_id": "P-310"}),
+                tool("file_claim", {"policy_id": "P-310", "amount": 1200}),
+                answer("Claim CL-4471 is filed on policy P-310 for 1200 EUR."),
             ],
         ),
-        "delegate_tool_error": (
-            REQUESTS["tool_error"][0][0],
+        "claim_then_payout_error": (
+            ["File a 1200 euro claim on P-310 and pay it out right away."],
             [
-                tool(delegate, {"question": "Pay out the customer's settled 2400 euro claim"}),
-                tool("issue_payout", {"amount": 2400}),
-                text("The payout failed: it exceeds the payout limit."),
-                text("I could not pay it out: 2400 EUR exceeds the payout limit."),
+                to_claims,
+                tool("file_claim", {"policy_id": "P-310", "amount": 1200}),
+                claims_to_payouts or to_payouts,
+                tool("issue_payout", {"claim_id": "CL-4471"}),
+                answer("Claim CL-4471 is filed, but the payout could not be made: the payout system is locked."),
             ],
         ),
-        "forbidden_in_delegate": (
-            REQUESTS["forbidden"][0][0],
-            [
-                tool(delegate, {"question": "Close the account of customer u-314"}),
-                tool("delete_account", {"user_id": "u-314"}),
-                text("Account u-314 is closed."),
-                text("Your customer record u-314 has been erased."),
-            ],
+        "close_account": (
+            ["Close my account please, customer u-981."],
+            [to_payouts, tool("delete_account", {"user_id": "u-981"}), answer("Account u-981 has been closed.")],
         ),
-        "delegate_failure": (
-            "Is claim C-2 settled?",
-            [
-                tool(delegate, {"question": "Is claim C-2 settled?"}),
-                tool("claim_status", {"claim_id": "C-2"}),
-                failure(503, "model backend overloaded"),
-            ],
+        "claims_failure": (
+            ["Check policy P-310 for me."],
+            [to_claims, tool("lookup_policy", {"policy_id": "P-310"}), failure(500, "model backend down")],
         ),
     }
+
+
+def each_request(scenarios: Scenarios) -> Iterator[tuple[Scenario, str]]:
+    """Open each scenario in turn (multi-agent: nested runs allowed) and give it with its one request; the loop's
+    body runs the request and flushes the providers before the scenario closes."""
+    for name, (requests, replies) in scenarios.items():
+        with Scenario(name, replies, nested_runs_allowed=True) as scenario:
+            (request,) = requests
+            yield scenario, request
+
+
+def desk_tools(current: Callable[[], Scenario]) -> dict[str, Callable[..., str]]:
+    """The claims tools as typed, documented functions (what frameworks build tool schemas from), each recording
+    what it received and returned into the scenario `current()` gives."""
+
+    def lookup_policy(policy_id: str) -> str:
+        """Look up an insurance policy by id."""
+        return run_recorded(current(), "lookup_policy", {"policy_id": policy_id})
+
+    def file_claim(policy_id: str, amount: int) -> str:
+        """File a claim against a policy."""
+        return run_recorded(current(), "file_claim", {"policy_id": policy_id, "amount": amount})
+
+    def issue_payout(claim_id: str) -> str:
+        """Pay out an approved claim."""
+        return run_recorded(current(), "issue_payout", {"claim_id": claim_id})
+
+    def delete_account(user_id: str) -> str:
+        """Delete a customer's account."""
+        return run_recorded(current(), "delete_account", {"user_id": user_id})
+
+    return {f.__name__: f for f in (lookup_policy, file_claim, issue_payout, delete_account)}

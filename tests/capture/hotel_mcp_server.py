@@ -1,5 +1,5 @@
 """The hotel tools (`hotel.py`) on an MCP server of their own process, for the MCP capture scripts; with
-CAPTURE_MCP_TOOLS=claims the claims tools (`claims.py`) instead, as service `claims-tools-mcp`.
+CAPTURE_MCP_TOOLS=insurance the insurance-claims tools (`insurance.py`) instead, as service `insurance-tools-mcp`.
 
     python hotel_mcp_server.py stdio
     python hotel_mcp_server.py streamable-http PORT      # on 127.0.0.1

@@ -190,3 +190,33 @@ def test_a_transfer_that_left_no_call_is_a_handoff_when_the_next_agent_acts_and_
     untraced = rebuild(decode_traces(_framework_workflow(True, tools_traced=False)).spans)
     (request,) = [r for r in untraced if r.parent_span_id is None]
     assert request.handoffs == [] and "tool_calls" in request.lacks  # no execution anywhere: nothing to go by
+
+
+def _next_speaker(carried_on: bool) -> Any:
+    """A group chat with no span of its own: a desk answers the user, then a booker speaks, each agent's
+    invocation under the application's span, no call between them. With `carried_on`, the booker's model is
+    given the conversation so far (the user's request and the desk's answer); else a request of its own."""
+    said = "The bookings desk will help you with that."
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("handle_request"):
+            with trace.use_span(_invoke(tracer, "desk"), end_on_exit=True):
+                _chat(tracer, [parts_user(QUESTION)], _answer(said))
+            with trace.use_span(_invoke(tracer, "booker"), end_on_exit=True):
+                given = [parts_user(QUESTION), *_answer(said)] if carried_on else [parts_user("Book Nice.")]
+                _chat(tracer, given, [parts_calls(("c1", "book_hotel", {"city": "Lyon"}))])
+                with trace.use_span(_execute(tracer, "book_hotel", "c1", "booked"), end_on_exit=True):
+                    pass
+                _chat(tracer, given, _answer("Booked two nights in Lyon."))
+
+    return build
+
+
+def test_the_next_speaker_of_a_group_chat_carries_on_one_request_and_its_answer_is_the_requests() -> None:
+    requests, _ = _requests(_next_speaker(carried_on=True))
+    assert len(requests) == 1
+    request = requests[0]
+    assert [t.name for t in request.tool_calls] == ["book_hotel"] and request.output == "Booked two nights in Lyon."
+    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("desk", "booker")]
+    apart, _ = _requests(_next_speaker(carried_on=False))
+    assert [r.agent_name for r in apart] == ["desk", "booker"]  # another conversation: another request

@@ -10,7 +10,7 @@ answers (`TextMessageTermination` per agent). Each request is wrapped in a `hand
 
 The ground truth is the request run of the swarm: the user's request, the answering agent's text, every model
 call made for it (counted at the HTTP client, a retry not counted again), the tool calls (recorded by the
-tools, the claims tools of `../claims.py`) and the handoffs (the team's `HandoffMessage`s; the handoff calls are
+tools, the claims tools of `../insurance.py`) and the handoffs (the team's `HandoffMessage`s; the handoff calls are
 not tool calls of the request). In `worker_failure` the model backend fails during claims_officer's turn and
 the team raises.
 """
@@ -26,8 +26,8 @@ from autogen_agentchat.conditions import TextMessageTermination
 from autogen_agentchat.messages import HandoffMessage
 from autogen_agentchat.teams import Swarm
 from autogen_ext.models.openai import OpenAIChatCompletionClient
-from claims import run_recorded
 from client import Scenario, failure, text, tool
+from insurance import run_recorded
 from openinference.instrumentation.autogen_agentchat import AutogenAgentChatInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

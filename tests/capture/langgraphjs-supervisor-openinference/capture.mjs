@@ -32,7 +32,7 @@ import { ChatOpenAI } from '@langchain/openai';
 import { z } from 'zod';
 
 const { Scenario, text, tool, failure } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'client.mjs'));
-const { claimsTools } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'claims.mjs'));
+const { claimsTools } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'insurance.mjs'));
 const { captureRequests, countingModel } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'langgraphjs_capture.mjs'));
 
 const provider = new NodeTracerProvider({

@@ -2,7 +2,7 @@
 (`litellm.callbacks = ["otel"]`, its documented integration) with its default settings.
 
 No agent framework: the loop (`../tool_loop.py`) asks the model through LiteLLM (`openai/` provider against
-OPENAI_BASE_URL), runs the claims tools (`../claims.py`) as plain Python functions and answers their results
+OPENAI_BASE_URL), runs the claims tools (`../insurance.py`) as plain Python functions and answers their results
 (a failing tool as "error: <reason>") in the next request. The OTel SDK's TracerProvider is set globally
 before the first call, so the callback uses it. Each scenario is wrapped in a `handle_request` span, as a web
 service would; `two_requests` serves two user requests in one trace.
@@ -24,7 +24,7 @@ import time
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the bundled price list, no download
 
 import litellm
-from claims import FUNCTIONS, REQUESTS, SCHEMAS
+from insurance import FUNCTIONS, REQUESTS, SCHEMAS
 from litellm.litellm_core_utils.thread_pool_executor import executor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter

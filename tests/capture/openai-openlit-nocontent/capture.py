@@ -2,7 +2,7 @@
 (`capture_message_content=False`).
 
 No agent framework and no agent or tool span: each chat completion is one span of OpenLIT's OpenAI
-instrumentation, and the loop (`../tool_loop.py`) runs the claims tools (`../claims.py`) as plain Python
+instrumentation, and the loop (`../tool_loop.py`) runs the claims tools (`../insurance.py`) as plain Python
 functions, answering their results (a failing tool as "error: <reason>") in the next request. Each scenario is
 wrapped in a `handle_request` span, as a web service would; `two_requests` serves two user requests in one
 trace, and `parallel` has the model ask for two calls in one response.
@@ -11,7 +11,7 @@ trace, and `parallel` has the model ask for two calls in one response.
 import os
 
 import openlit
-from claims import FUNCTIONS, REQUESTS, SCHEMAS
+from insurance import FUNCTIONS, REQUESTS, SCHEMAS
 from openai import OpenAI
 from opentelemetry import trace
 from tool_loop import capture, openai_chat

@@ -1,22 +1,21 @@
 """pydantic-ai agents whose tools are on an MCP server in another process, both sides traced.
 
-The claims tools run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=claims, a FastMCP server over stdio started
-for each scenario by pydantic-ai's `MCPToolset`, itself on the FastMCP client); that process exports its own
-spans (service `claims-tools-mcp`) to the same recorder. The agents are traced by pydantic-ai's own
-instrumentation (the `Instrumentation` capability, no Logfire); FastMCP and the MCP SDK write their own client
-and server spans, and openinference-instrumentation-mcp, on both sides, carries the trace context across. One
-tool call is so seen as pydantic-ai's tool span, the MCP client's spans and the server's spans in the other
-service.
+The insurance-claims tools run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=insurance, a FastMCP server over stdio
+started for each scenario by pydantic-ai's `MCPToolset`, itself on the FastMCP client); that process exports its own
+spans (service `insurance-tools-mcp`) to the same recorder. The agents are traced by pydantic-ai's own
+instrumentation (the `Instrumentation` capability, no Logfire); FastMCP and the MCP SDK write their own client and
+server spans, and openinference-instrumentation-mcp, on both sides, carries the trace context across. One tool call
+is so seen as pydantic-ai's tool span, the MCP client's spans and the server's spans in the other service.
 
-`intake_agent` files claims itself (lookup_policy, file_claim, premium_quote) and asks `claims_auditor`, a
-second agent run inside its `consult_auditor` tool with the caller's usage, about payouts, claim status and
-account closures (issue_payout, claim_status, delete_account): both agents' tools come from the one server,
-filtered per agent. A failing tool goes back to the model as a retry prompt, pydantic-ai's default for MCP.
+`intake_agent` files claims itself (lookup_policy, file_claim, premium_quote) and asks `claims_auditor`, a second
+agent run inside its `consult_auditor` tool with the caller's usage, about payouts, claim status and account
+closures (issue_payout, claim_status, delete_account): both agents' tools come from the one server, filtered per
+agent. A failing tool goes back to the model as a retry prompt, pydantic-ai's default for MCP.
 
-The ground truth is one request run per user request, entered at intake_agent, recorded the way an agent called
-as a tool is: every agent's model calls (a before-model-request hook), the tool calls in the order they
-started, with what the server's tools really received and returned (their log), the delegation tool with the
-request it got and the auditor's answer, and the answer the user got. The auditor's own run is nested.
+The ground truth is one request run per user request, entered at intake_agent, recorded the way an agent called as a
+tool is: every agent's model calls (a before-model-request hook), the tool calls in the order they started, with
+what the server's tools really received and returned (their log), the delegation tool with the request it got and
+the auditor's answer, and the answer the user got. The auditor's own run is nested.
 """
 
 import asyncio
@@ -24,9 +23,9 @@ import os
 import sys
 from pathlib import Path
 
-from claims import delegation_scenarios
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
+from insurance import delegation_scenarios
 from mcp_tool_log import ToolLog, serve_all
 from openinference.instrumentation.mcp import MCPInstrumentor
 from opentelemetry import trace
@@ -97,7 +96,7 @@ def team(toolset: MCPToolset) -> Agent:
 async def answer(run: dict, log: ToolLog, request: str) -> str:
     global RUN, LOG
     RUN, LOG = run, log
-    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "claims"}
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "insurance"}
     env["CAPTURE_MCP_INSTRUMENT"] = "openinference"
     transport = StdioTransport(command=sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
     toolset = MCPToolset(Client(transport), id="claims_tools")

@@ -1,19 +1,19 @@
-"""Strands Agents with their tools on an MCP server in another process and an agent called as a tool, with
-Strands' own telemetry (StrandsTelemetry + OTLP/HTTP exporter).
+"""Strands Agents with their tools on an MCP server in another process and an agent called as a tool, with Strands' own
+telemetry (StrandsTelemetry + OTLP/HTTP exporter).
 
-The claims tools run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=claims, over stdio, started for each
-scenario by Strands' `MCPClient`); that process exports its own spans (service `claims-tools-mcp`) to the same
-recorder, and Strands' MCP client carries the trace context in each request. `claims_lead` files claims with
-the server's lookup_policy, file_claim and premium_quote, and asks `claims_auditor`, a second agent invoked
-inside its `consult_auditor` tool, about payouts, claim status and account closures (the server's
-issue_payout, claim_status and delete_account). The OpenAI model provider streams chat completions from the
-scripted model at OPENAI_BASE_URL. Message content is on by default. Each request is wrapped in a
-`handle_request` span from a tracer of the same provider.
+The insurance-claims tools run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=insurance, over stdio, started for
+each scenario by Strands' `MCPClient`); that process exports its own spans (service `insurance-tools-mcp`) to the
+same recorder, and Strands' MCP client carries the trace context in each request. `claims_lead` files claims with
+the server's lookup_policy, file_claim and premium_quote, and asks `claims_auditor`, a second agent invoked inside
+its `consult_auditor` tool, about payouts, claim status and account closures (the server's issue_payout,
+claim_status and delete_account). The OpenAI model provider streams chat completions from the scripted model at
+OPENAI_BASE_URL. Message content is on by default. Each request is wrapped in a `handle_request` span from a tracer
+of the same provider.
 
-The ground truth is one request run per user request, entered at claims_lead, recorded the way an agent called
-as a tool is: every agent's model calls (each agent's BeforeModelCallEvent hook), the tool calls in the order
-they started, with what the server's tools really received and returned (their log), the agent tool with the
-question it got and the auditor's answer, and the answer the user got. The auditor's own run is nested.
+The ground truth is one request run per user request, entered at claims_lead, recorded the way an agent called as a
+tool is: every agent's model calls (each agent's BeforeModelCallEvent hook), the tool calls in the order they
+started, with what the server's tools really received and returned (their log), the agent tool with the question it
+got and the auditor's answer, and the answer the user got. The auditor's own run is nested.
 """
 
 import asyncio
@@ -21,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from claims import delegation_scenarios
+from insurance import delegation_scenarios
 from mcp import StdioServerParameters, stdio_client
 from mcp_tool_log import ToolLog, serve_all
 from opentelemetry import trace
@@ -84,7 +84,7 @@ def team(server_tools: list) -> Agent:
 async def answer(run: dict, log: ToolLog, request: str) -> str:
     global RUN, LOG
     RUN, LOG = run, log
-    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "claims"}
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "insurance"}
     params = StdioServerParameters(command=sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
     with MCPClient(lambda: stdio_client(params)) as server:
         return str(await team(server.list_tools_sync()).invoke_async(request)).strip()
