@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from client import Scenario, failure, text, tool, tools
+from hotel import call_recorded, chat_schemas
 
 
 def lookup_policy(policy_id: str) -> str:
@@ -47,24 +48,7 @@ def premium_quote(age: int) -> str:
 FUNCTIONS: dict[str, Callable[..., str]] = {
     f.__name__: f for f in (lookup_policy, file_claim, issue_payout, claim_status, delete_account, premium_quote)
 }
-SCHEMAS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": function.__doc__,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    p: {"type": "integer" if t is int or t == "int" else "string"}
-                    for p, t in function.__annotations__.items()
-                    if p != "return"
-                },
-            },
-        },
-    }
-    for name, function in FUNCTIONS.items()
-]  # the tools as Chat Completions `tools`, for hand-written loops
+SCHEMAS = chat_schemas(FUNCTIONS)  # the tools as Chat Completions `tools`, for hand-written loops
 
 Scenarios = dict[str, tuple[list[str], list[dict[str, Any]]]]
 REQUESTS: Scenarios = {
@@ -108,15 +92,9 @@ REQUESTS: Scenarios = {
 
 
 def run_recorded(scenario: Scenario, name: str, arguments: dict[str, Any]) -> str:
-    """Run a claims tool and record in the scenario's ground truth what it received and returned, or that it
+    """Run an insurance tool and record in the scenario's ground truth what it received and returned, or that it
     failed (re-raised, for the framework to handle)."""
-    try:
-        result = FUNCTIONS[name](**arguments)
-    except RuntimeError:
-        scenario.tool(name, arguments, error=True)
-        raise
-    scenario.tool(name, arguments, result)
-    return result
+    return call_recorded(FUNCTIONS, scenario, name, arguments)
 
 
 def delegation_scenarios(delegate: str) -> dict[str, tuple[str, list[dict[str, Any]]]]:
