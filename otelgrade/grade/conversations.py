@@ -4,15 +4,15 @@
 each turn's trajectory as zlib-compressed JSON (never spans; a turn repeats its conversation's history, so it
 compresses about 3.5×), one deadline heap for all of them (one entry per open conversation, moved on when it had
 newer runs). Each turn counts its compressed JSON plus what holding it costs (`TURN_OVERHEAD`, and
-`CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes
-`settle` after its last run, at once on a run carrying the end marker (`REOPEN_GAP` after its last grade when it
-is ended again that soon), or when the caps (count, bytes) need its
-room (`evicted`: graded as it stands), or once it holds `max_conversation_turns` turns or `max_conversation_bytes`
-of their JSON (`capped`: what grading it costs is bounded, and one conversation cannot make the caps evict the
-others; it is then forgotten, so its later turns start a new one). A completed conversation is kept
-`keep_completed` so a later run re-opens it with its earlier turns; it is then graded again, as the next revision
-of its grades. One an end marker completed is kept merged as graded (the last `MERGED_KEPT`, counted against
-`max_bytes`), so the grade after a re-open merges only the turns that came since.
+`CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes `settle` after its last
+run, at once on a run carrying the end marker (`REOPEN_GAP` after its last grade when it is ended again that soon),
+or when the caps (count, bytes) need its room (`evicted`: graded as it stands), or once it holds
+`max_conversation_turns` turns, `max_conversation_bytes` of their JSON or a quarter of `max_bytes` (`capped`: what
+grading it costs is bounded, and one conversation cannot make the caps evict the others; it is then forgotten, so
+its later turns start a new one). A completed conversation is kept `keep_completed` so a later run re-opens it with
+its earlier turns; it is then graded again, as the next revision of its grades. One an end marker completed is kept
+merged as graded (the last `MERGED_KEPT`, counted against `max_bytes`), so the grade after a re-open merges only the
+turns that came since.
 """
 
 from __future__ import annotations
@@ -63,6 +63,9 @@ CONVERSATION_OVERHEAD = 1230
 # the first given up when room is needed.
 MERGED_KEPT = 16
 MERGED_FACTOR = 7
+# One conversation holds at most this share of `max_bytes` (then it is `capped`), whatever `max_conversation_bytes`
+# says: with a small `max_bytes` one conversation could otherwise fill it and make the caps evict all the others.
+CONVERSATION_SHARE = 0.25
 
 
 _NOTHING = Conversation(trace_id="", span_id="")  # what a conversation merged anew starts from
@@ -383,7 +386,11 @@ class Conversations:
             self.journal.turn(cid, (run.trace_id, run.span_id), body)
         done: list[Completed | None] = []
         settings = self.settings
-        if len(held.turns) >= settings.max_conversation_turns or held.raw > settings.max_conversation_bytes:
+        if (
+            len(held.turns) >= settings.max_conversation_turns
+            or held.raw > settings.max_conversation_bytes
+            or held.nbytes - held.merged_cost > settings.max_bytes * CONVERSATION_SHARE
+        ):
             done.append(self._complete(held, "capped", reopened or held.reopened > 0))
             self._forget(cid)
         elif run.ends_conversation and held.last_completed is not None and now < held.last_completed + REOPEN_GAP:
