@@ -68,14 +68,10 @@ def decide(
     within = tree.nearest(executed.keys()) if executed and (statements or invocations) else {}
 
     # 1. what a dialect states
-    if statements:
-        for sid, facts in statements.items():
-            i = executed.get(sid)
-            i = executed.get(within.get(sid, "")) if i is None else i
-            if i is None:
-                i = _asked_before(tree.spans[sid], calls, start_of, facts.to_agent)
-            if i is not None and i not in out:
-                out[i] = _handoff(calls[i], facts.to_agent, DIALECT)
+    for sid, facts in statements.items():
+        i = _carrier(tree, sid, facts, calls, executed, within, start_of)
+        if i is not None and i not in out:
+            out[i] = _handoff(calls[i], facts.to_agent, DIALECT)
 
     # 2. an agent's invocation inside the call
     nested_in = within
@@ -127,6 +123,58 @@ def decide(
             )
             out[i] = _handoff(call, taker, NAME_HINT)
     return out, delegations
+
+
+def stated_alone(
+    tree: Tree,
+    calls: Sequence[ToolCall],
+    llm_calls: Sequence[LLMCall],
+    statements: Mapping[str, TransferFacts],
+    found: Collection[Handoff],
+) -> list[Handoff]:
+    """The handoffs a span states that no call of the request carries (the response that asked for the transfer
+    is not on the trace: a model span that records no output): from the agent the span names, else the one whose
+    model call came last before it; to the agent it names, else the next other agent to make a model call. One
+    that a call already carries (`found`: the same agents, the same step) is that call's."""
+    if not statements:
+        return []
+    start_of = {c.step: _start(tree, c) for c in llm_calls}
+    executed = {c.span_id: i for i, c in enumerate(calls) if c.span_id}
+    within = tree.nearest(executed.keys()) if executed else {}
+    out = []
+    for sid, facts in statements.items():
+        if _carrier(tree, sid, facts, calls, executed, within, start_of) is not None:
+            continue
+        start = tree.spans[sid].start_ns
+        before = [c for c in llm_calls if start_of[c.step] <= start]
+        giver = facts.from_agent or (before[-1].agent if before else None)
+        taker = facts.to_agent or next(
+            (c.agent for c in llm_calls if start_of[c.step] > start and c.agent and c.agent != giver), None
+        )
+        step = before[-1].step if before else 0
+        if (
+            giver
+            and taker
+            and giver != taker
+            and not any((h.from_agent, h.to_agent, h.step) == (giver, taker, step) for h in found)
+        ):
+            out.append(Handoff(from_agent=giver, to_agent=taker, step=step, span_id=sid, decided_by=DIALECT))
+    return out
+
+
+def _carrier(
+    tree: Tree,
+    statement: str,
+    facts: TransferFacts,
+    calls: Sequence[ToolCall],
+    executed: Mapping[str, int],
+    within: Mapping[str, str],
+    start_of: Mapping[int, int],
+) -> int | None:
+    """The call a statement is about: the execution it is or sits in, else one asked for just before it."""
+    i = executed.get(statement)
+    i = executed.get(within.get(statement, "")) if i is None else i
+    return _asked_before(tree.spans[statement], calls, start_of, facts.to_agent) if i is None else i
 
 
 def _next_other(call: ToolCall, calls: Sequence[ToolCall], agent_at: Mapping[int, str | None]) -> int | None:

@@ -17,7 +17,7 @@ from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
-from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated
+from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated, stated_alone
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
@@ -195,10 +195,11 @@ def _request(
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
-    decided, delegations = decide(
-        tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations, agent_spans
-    )
+    statements = stated(classified, region)
+    decided, delegations = decide(tree, request.tool_calls, request.llm_calls, statements, invocations, agent_spans)
+    alone = stated_alone(tree, request.tool_calls, request.llm_calls, statements, decided.values())
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
+    transfers = sorted([*transfers, *alone], key=lambda h: h.step)
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     delegated = [decided[i] for i in delegations]
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)

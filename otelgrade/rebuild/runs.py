@@ -380,6 +380,8 @@ def _lacks(
     else:
         if request is None:
             lacking.add("input")
+        if not run.facts.output and _responses_unrecorded(steps):
+            lacking |= {"output", "messages"}
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")
         acting = [t for t in tools if not t.error and not is_transfer(t.name)]  # a transfer returns nothing
@@ -392,6 +394,12 @@ def _lacks(
     for span in unread:
         lacking |= would_hold(span)
     return [part for part in PARTS if part in lacking]
+
+
+def _responses_unrecorded(steps: list[Step]) -> bool:
+    """The model calls record what they were sent and never what came back (an instrumentation that writes only
+    the input messages): the answer and the conversation's end are not on the trace."""
+    return any(s.facts.input_messages for s in steps) and not any(s.facts.output_messages for s in steps)
 
 
 def _steps(

@@ -213,3 +213,44 @@ def test_inspect_says_what_decided_each_handoff(tmp_path: Path) -> None:
         [sys.executable, "-m", "otelgrade", "inspect", str(agno)], capture_output=True, text=True, timeout=60
     ).stdout
     assert "handoff at step 1: travel_team -> booking_agent (decided by:" in shown
+
+
+def _handoff_span(tracer: Any, states_target: bool) -> None:
+    """An agent workflow whose front desk hands the user to billing, the model's response that asked for it not
+    recorded: only a handoff span says so. With `states_target` it names both agents (the OTel contrib
+    openai-agents instrumentation's `agent_handoff` span); without, only the giver (OpenLLMetry's, whose target is
+    unknown when the span starts)."""
+    from opentelemetry import trace
+
+    workflow = tracer.start_span("Agent workflow")
+    workflow.set_attribute("gen_ai.operation.name", "invoke_agent")
+    with trace.use_span(workflow, end_on_exit=True):
+        with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [])
+            handoff = tracer.start_span("handoff")
+            if states_target:
+                handoff.set_attribute("gen_ai.operation.name", "agent_handoff")
+                handoff.set_attribute("gen_ai.handoff.to_agent", "billing")
+            else:
+                handoff.set_attribute("gen_ai.operation.name", "handoff")
+                handoff.set_attribute("traceloop.span.kind", "handoff")
+            handoff.set_attribute("gen_ai.handoff.from_agent", "front_desk")
+            handoff.end()
+        with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_a_handoff_span_is_a_handoff_when_no_call_of_the_request_carries_it() -> None:
+    for states_target in (True, False):
+        runs = rebuild(decode_traces(_otlp(lambda t: _handoff_span(t, states_target))).spans)  # noqa: B023
+        request = next(r for r in runs if r.parent_span_id is None)
+        assert [c.agent for c in request.llm_calls] == ["front_desk", "billing", "billing"]
+        assert [t.name for t in request.tool_calls] == ["refund"]
+        assert [(h.from_agent, h.to_agent, h.step, h.decided_by) for h in request.handoffs] == [
+            ("front_desk", "billing", 1, "dialect")
+        ]
+        assert request.lacks == []  # the span is understood: nothing it might hold is missing
+        assert request.output == "Refunded."

@@ -23,3 +23,14 @@ def test_a_nested_agent_is_its_own_run_under_the_request() -> None:
     assert (request.agent_name, len(request.llm_calls)) == ("triage", 3)
     assert (nested.agent_name, len(nested.llm_calls), nested.parent_span_id) == ("booking", 2, request.span_id)
     assert request.agents[:2] == ["triage", "booking"]
+
+
+def test_a_run_whose_model_calls_record_no_response_lacks_its_answer() -> None:
+    """An instrumentation that writes what the model was sent and never what it answered: the run does not say it
+    answered nothing, it lacks the answer and the conversation's end; one response recorded is enough to read."""
+    answered = {"gen_ai__output__messages": '[{"role": "assistant", "parts": [{"type": "text", "content": "Done"}]}]'}
+    for last, lacks, output in (({}, ["output", "messages"], None), (answered, [], "Done")):
+        (run,) = rebuild_trace(
+            [agent("1", None, "booking", 0, 10), chat("2", "1", 1, 2, ASK), chat("3", "1", 3, 4, ASK, **last)]
+        )
+        assert (run.lacks, run.output) == (lacks, output)
