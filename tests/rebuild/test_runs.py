@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 from otelgrade.rebuild.trace import rebuild_trace
-from tests.rebuild.genai_spans import agent, chat
+from tests.rebuild.genai_spans import agent, chat, tool
 
 ASK = [{"role": "user", "parts": [{"type": "text", "content": "Book me a flight"}]}]
 
@@ -34,3 +36,20 @@ def test_a_run_whose_model_calls_record_no_response_lacks_its_answer() -> None:
             [agent("1", None, "booking", 0, 10), chat("2", "1", 1, 2, ASK), chat("3", "1", 3, 4, ASK, **last)]
         )
         assert (run.lacks, run.output) == (lacks, output)
+
+
+def test_a_conversation_pieced_together_from_requested_calls_alone_is_lacking() -> None:
+    """Content off, an instrumentation still writes the calls the model asked for: the run shows a conversation
+    of no text, which is not the conversation; with any text in it, it is."""
+    call = {"type": "tool_call", "id": "c1", "name": "refund", "arguments": {}}
+    asked = json.dumps([{"role": "assistant", "parts": [call]}])
+    said = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Refunding."}, call]}])
+    for output, lacks in ((asked, ["messages"]), (said, [])):
+        (run,) = rebuild_trace(
+            [
+                agent("1", None, "desk", 0, 10, gen_ai__input__messages=json.dumps(ASK)),
+                chat("2", "1", 1, 2, [], gen_ai__output__messages=output),
+                tool("3", "1", "refund", 3, 4, "c1", "refunded"),
+            ]
+        )
+        assert run.lacks == lacks
