@@ -401,7 +401,7 @@ def _lacks(
     else:
         if request is None:
             lacking.add("input")
-        lacking |= _exchanges_unrecorded(run.facts, steps, messages)
+        lacking |= _exchanges_unrecorded(run.facts, steps, messages, tools)
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")
         acting = [t for t in tools if not t.error and not is_transfer(t.name)]  # a transfer returns nothing
@@ -416,15 +416,16 @@ def _lacks(
     return [part for part in PARTS if part in lacking]
 
 
-def _exchanges_unrecorded(run: RunFacts, steps: list[Step], messages: list[Any]) -> set[Part]:
+def _exchanges_unrecorded(run: RunFacts, steps: list[Step], messages: list[Any], tools: list[ToolCall]) -> set[Part]:
     """What the model calls leave off the trace while other content is on it. Calls that record what they were
     sent and never what came back (an instrumentation that writes only the input messages): the answer and the
     conversation's end. A conversation of no text at all, pieced together from the calls the model asked for
-    (content off, while the requested calls are still written): the conversation."""
+    (content off, while the requested calls are still written): the conversation, and the tools' results when no
+    call shows one (a failure's status says it failed, not what the model was told)."""
     if not steps or run.messages:
         return set()
     if any(m.get("tool_calls") for m in messages) and not any(m.get("content") for m in messages):
-        return {"messages"}
+        return {"messages", "tool_results"} if all(t.result is None for t in tools) else {"messages"}
     if not run.output and any(s.facts.input_messages for s in steps):
         return set() if any(s.facts.output_messages for s in steps) else {"output", "messages"}
     return set()

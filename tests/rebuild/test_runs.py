@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from otelgrade.rebuild.trace import rebuild_trace
-from tests.rebuild.genai_spans import agent, chat, tool
+from tests.rebuild.genai_spans import agent, chat, span, tool
 
 ASK = [{"role": "user", "parts": [{"type": "text", "content": "Book me a flight"}]}]
 
@@ -40,16 +40,25 @@ def test_a_run_whose_model_calls_record_no_response_lacks_its_answer() -> None:
 
 def test_a_conversation_pieced_together_from_requested_calls_alone_is_lacking() -> None:
     """Content off, an instrumentation still writes the calls the model asked for: the run shows a conversation
-    of no text, which is not the conversation; with any text in it, it is."""
+    of no text, which is not the conversation (nor are the results there when no call shows one: a failure's
+    status is no result); with any text in it, it is."""
     call = {"type": "tool_call", "id": "c1", "name": "refund", "arguments": {}}
     asked = json.dumps([{"role": "assistant", "parts": [call]}])
     said = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Refunding."}, call]}])
-    for output, lacks in ((asked, ["messages"]), (said, [])):
+    executed = tool("3", "1", "refund", 3, 4, "c1", "refunded")
+    failed = span(
+        "3", "1", "execute_tool refund", 3, 4, True, gen_ai__operation__name="execute_tool", gen_ai__tool__name="refund"
+    )
+    for output, execution, lacks in (
+        (asked, executed, ["messages"]),
+        (asked, failed, ["messages", "tool_results"]),
+        (said, executed, []),
+    ):
         (run,) = rebuild_trace(
             [
                 agent("1", None, "desk", 0, 10, gen_ai__input__messages=json.dumps(ASK)),
                 chat("2", "1", 1, 2, [], gen_ai__output__messages=output),
-                tool("3", "1", "refund", 3, 4, "c1", "refunded"),
+                execution,
             ]
         )
         assert run.lacks == lacks
