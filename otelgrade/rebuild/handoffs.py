@@ -9,8 +9,8 @@ In order, the first rule that applies decides (and the handoff says which, `deci
    says otherwise (`name_hint`).
 3. `agent_acted`: the next model call of the request is another agent's (past the caller's own calls that only
    wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an
-   argument value, a tool name that ends with its name, or its result: `transferred to X`), and is neither an
-   agent called as a tool nor a failure. A call that names no agent at all is a tool call
+   argument value, a tool name that ends with its name, its tool's description, or its result: `transferred to
+   X`), and is neither an agent called as a tool nor a failure. A call that names no agent at all is a tool call
    whoever speaks next (a group chat's turn that ends on a tool's result).
 4. `name_hint`: a framework's name for its transfers (`transfers.is_transfer`), where nothing above applied.
 Several calls of one response that rule 3 would pick leave a tie: a name hint breaks it, else the last one.
@@ -46,6 +46,18 @@ def stated(classified: Mapping[str, Classified], region: Collection[str]) -> dic
     return out
 
 
+def descriptions(classified: Mapping[str, Classified], region: Collection[str]) -> dict[str, str]:
+    """What the tools executed in a region say they do (`Ask agent 'billing' for help`), by execution span: a call
+    whose tool's description names the agent that acts right after it names that agent (rule 3), when content
+    capture leaves no argument or result to."""
+    out = {}
+    for s in region:
+        facts = getattr(classified.get(s), "facts", None)
+        if isinstance(facts, ToolFacts) and facts.description:
+            out[s] = facts.description
+    return out
+
+
 def decide(
     tree: Tree,
     calls: Sequence[ToolCall],
@@ -53,11 +65,14 @@ def decide(
     statements: Mapping[str, TransferFacts],
     invocations: Sequence[tuple[Span, str | None, str | None]],
     agent_spans: Collection[str] = (),
+    described: Mapping[str, str] | None = None,
 ) -> tuple[dict[int, Handoff], set[int]]:
     """The calls (by index) that are control transfers, each as a handoff, and those of them that are delegations
     (the agent they hand to ran within the call, and the caller carries on after). `invocations` are the request's
     agent runs: root span, agent name, and the root of the run that encloses it; `agent_spans` the spans that are
-    agents' invocations (any other span under a run is one of its steps: a chain, a graph node, a model call)."""
+    agents' invocations (any other span under a run is one of its steps: a chain, a graph node, a model call);
+    `described` what the executed tools say they do, by execution span (`descriptions`)."""
+    described = described or {}
     out: dict[int, Handoff] = {}
     delegations: set[int] = set()
     settled: set[int] = set()  # agents called as tools: decided, not transfers
@@ -105,7 +120,8 @@ def decide(
         taker = agent_at.get(after) if after is not None else None
         if taker is None or taker == call.agent or call.agent is None:
             continue
-        named = [a for a in agents if a != call.agent and names(call.name, call.arguments, a)]
+        said = described.get(call.span_id or "")
+        named = [a for a in agents if a != call.agent and (names(call.name, call.arguments, a) or told(said, a))]
         if (named and taker not in named) or (not named and not told(call.result, taker)):
             continue  # names another agent, or none: the call's result does not say the taker took over either
         if call.span_id and tree.spans[call.span_id].end_ns > start_of.get(after or 0, 0):

@@ -17,7 +17,7 @@ from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
-from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated, stated_alone
+from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, descriptions, stated, stated_alone
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
@@ -196,7 +196,15 @@ def _request(
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
     statements = stated(classified, region)
-    decided, delegations = decide(tree, request.tool_calls, request.llm_calls, statements, invocations, agent_spans)
+    decided, delegations = decide(
+        tree,
+        request.tool_calls,
+        request.llm_calls,
+        statements,
+        invocations,
+        agent_spans,
+        descriptions(classified, region),
+    )
     alone = stated_alone(tree, request.tool_calls, request.llm_calls, statements, decided.values())
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
     transfers = sorted([*transfers, *alone], key=lambda h: h.step)
@@ -225,7 +233,15 @@ def _graph_of_agents(
     if len(set(agent_of.values())) < 2:
         return None
     request = build(tree, classified, run, region, notes, agent_of)
-    decided, _ = decide(tree, request.tool_calls, request.llm_calls, stated(classified, region), ())
+    decided, _ = decide(
+        tree,
+        request.tool_calls,
+        request.llm_calls,
+        stated(classified, region),
+        (),
+        (),
+        descriptions(classified, region),
+    )
     request.tool_calls, request.handoffs, _ = _split(request.tool_calls, decided)
     return request
 

@@ -254,3 +254,32 @@ def test_a_handoff_span_is_a_handoff_when_no_call_of_the_request_carries_it() ->
         ]
         assert request.lacks == []  # the span is understood: nothing it might hold is missing
         assert request.output == "Refunded."
+
+
+def _handover_described(tracer: Any) -> None:
+    """The front desk's transfer tool takes no argument and its result is not recorded (content off): only the
+    tool's description, on its execution span, names the agent that acts right after it."""
+    from opentelemetry import trace
+
+    with tracer.start_as_current_span("POST /chat"):
+        with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "pass_along", {}))])
+            execution = tracer.start_span("execute_tool pass_along")
+            execution.set_attribute("gen_ai.operation.name", "execute_tool")
+            execution.set_attribute("gen_ai.tool.name", "pass_along")
+            execution.set_attribute("gen_ai.tool.call.id", "c1")
+            execution.set_attribute("gen_ai.tool.description", "Ask agent 'billing' for help")
+            execution.end()
+        with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_a_transfer_whose_tool_description_names_the_agent_that_acts_next_is_a_handoff() -> None:
+    request = next(r for r in rebuild(decode_traces(_otlp(_handover_described)).spans) if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]

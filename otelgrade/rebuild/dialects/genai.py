@@ -114,6 +114,7 @@ def tool(span: Span) -> ToolFacts:
         arguments=msg.parse_json_maybe(arguments),
         result=msg.result_text(result),
         error=is_error(span),
+        description=text(attrs.get("gen_ai.tool.description")),
     )
 
 
