@@ -66,6 +66,7 @@ class ChainFacts:
     why: str = ""
     input: str | None = None  # the request it was given, where the span records one (a graph node's input)
     node: str | None = None  # the graph node it runs, where the span says (a swarm's agent is its graph's node)
+    speaker: str | None = None  # the agent a workflow's step says acts next, where it says (an agent workflow's event)
 
 
 @dataclass(slots=True)

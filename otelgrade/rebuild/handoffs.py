@@ -10,20 +10,27 @@ In order, the first rule that applies decides (and the handoff says which, `deci
 3. `agent_acted`: the next model call of the request is another agent's (past the caller's own calls that only
    wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an
    argument value, a tool name that ends with its name, its tool's description, or its result: `transferred to
-   X`), and is neither an agent called as a tool nor a failure. A call that names no agent at all is a tool call
-   whoever speaks next (a group chat's turn that ends on a tool's result).
+   X`), or, the request's tools being traced, was the last its response asked for and left no execution (the
+   framework answered it in place of a tool), and is neither an agent called as a tool nor a failure. Any other
+   call that names no agent is a tool call whoever speaks next (a group chat's turn that ends on a tool's result).
 4. `name_hint`: a framework's name for its transfers (`transfers.is_transfer`), where nothing above applied.
 Several calls of one response that rule 3 would pick leave a tie: a name hint breaks it, else the last one.
+
+A transfer can also leave no call at all on the trace (`unseen_transfers`): with content off, a response that
+ended for tool calls, no execution of its call, and another agent acting next, where the instrumentation traces
+the executions of the request's other calls.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from itertools import pairwise
 
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ToolFacts, TransferFacts
+from otelgrade.rebuild.span_readers import announces_tools
 from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
 from otelgrade.rebuild.tree import Tree
 
@@ -113,6 +120,7 @@ def decide(
 
     # 3. the agent acts right after the call
     picked: dict[int, list[tuple[int, str]]] = {}
+    tools_traced = any(c.span_id for c in calls)
     for i, call in enumerate(calls):
         if i in out or i in settled or call.error or is_the_agent(call.name, agents):
             continue
@@ -122,8 +130,10 @@ def decide(
             continue
         said = described.get(call.span_id or "")
         named = [a for a in agents if a != call.agent and (names(call.name, call.arguments, a) or told(said, a))]
-        if (named and taker not in named) or (not named and not told(call.result, taker)):
-            continue  # names another agent, or none: the call's result does not say the taker took over either
+        intercepted = tools_traced and call.span_id is None and _last_of_its_response(call, calls)
+        if (named and taker not in named) or (not named and not told(call.result, taker) and not intercepted):
+            continue  # names another agent, or none: nor does its result say the taker took over, nor did the
+            # framework answer it in place of an execution, the tools being traced
         if call.span_id and tree.spans[call.span_id].end_ns > start_of.get(after or 0, 0):
             continue  # the other agent acted while the call ran, not after it
         picked.setdefault(call.step, []).append((i, taker))
@@ -191,6 +201,34 @@ def _carrier(
     i = executed.get(statement)
     i = executed.get(within.get(statement, "")) if i is None else i
     return _asked_before(tree.spans[statement], calls, start_of, facts.to_agent) if i is None else i
+
+
+def unseen_transfers(
+    llm_calls: Sequence[LLMCall], calls: Sequence[ToolCall], handoffs: Sequence[Handoff]
+) -> list[Handoff]:
+    """Transfers no call shows (`agent_acted`): a model response that ended for tool calls (its finish reason), of
+    which no call, execution or handoff is seen, followed by another agent's model call with none of its own
+    agent's between. Only where the request's other calls were seen executed: its tools are traced, so a call
+    that left no execution was the framework's own, the transfer (a plain tool would have left one)."""
+    if not any("execution" in c.witnesses for c in calls):
+        return []
+    seen = {c.step for c in calls} | {h.step for h in handoffs}
+    out = []
+    for call, following in pairwise(llm_calls):
+        if (
+            call.step not in seen
+            and call.agent is not None
+            and following.agent not in (None, call.agent)
+            and call.finish_reason is not None
+            and announces_tools(call.finish_reason)
+            and not any(m.get("tool_calls") for m in call.output_messages)
+        ):
+            out.append(Handoff(from_agent=call.agent, to_agent=following.agent, step=call.step, decided_by=ACTED))
+    return out
+
+
+def _last_of_its_response(call: ToolCall, calls: Sequence[ToolCall]) -> bool:
+    return not any(c.step == call.step and c is not call for c in calls[calls.index(call) + 1 :])
 
 
 def _next_other(call: ToolCall, calls: Sequence[ToolCall], agent_at: Mapping[int, str | None]) -> int | None:

@@ -34,15 +34,20 @@ def join_under_systems(
     """Requests of different agents under one outermost system span that is no agent's own run are one request,
     rooted there: the agents a multi-agent system span invokes as its children, linked by no transfer the trace
     shows. `read` are the spans a dialect read as an agent or a chain; any other span that carries an
-    instrumentation's marks is a system span too. `names` are each request's agent names: one agent invoked
+    instrumentation's marks, or below the trace's root was written by the instrumentation scope of one of those
+    (a framework's workflow span with attributes of its own), is a system span too; the root is the
+    application's, whatever tracer wrote it. `names` are each request's agent names: one agent invoked
     again under the same span is another request (a second message to it), not another agent of the first."""
     if len(groups) < 2:
         return {key: list(members) for key, members in groups.items()}
+    frameworks = {scope for s in read if (scope := tree.spans[s].scope)}
     outermost: dict[str, str] = {}
     for key in groups:
         top = None
         for above in tree.ancestors(key):
-            if above not in agents and (above in read or instrumented(tree.spans[above])):
+            span = tree.spans[above]
+            by_scope = span.scope in frameworks and tree.parent.get(above) is not None
+            if above not in agents and (above in read or by_scope or instrumented(span)):
                 top = above
         if top is not None:
             outermost[key] = top

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 HARNESS = os.environ.get("CAPTURE_HARNESS_URL", "http://127.0.0.1:0")
@@ -80,3 +82,11 @@ class Scenario:
         run.update(output=output, status=status, llm_calls=llm_calls)
         if lacks:
             run["lacks"] = sorted(lacks)
+
+
+def run_with_default_settings(script: str) -> None:
+    """From `<source>-default/capture.py` (`script`), run `<source>/capture.py` with DEFAULT_SETTINGS=True: that
+    script then leaves the instrumentation's defaults alone and records in `lacks` what the trace cannot carry."""
+    folder = Path(script).resolve().parent
+    main = folder.parent / folder.name.removesuffix("-default") / "capture.py"
+    runpy.run_path(str(main), init_globals={"DEFAULT_SETTINGS": True}, run_name="__main__")

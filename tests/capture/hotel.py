@@ -118,8 +118,16 @@ REQUESTS: Scenarios = {
 def run_recorded(scenario: Scenario, name: str, arguments: dict[str, Any]) -> str:
     """Run a hotel tool and record in the scenario's ground truth what it received and returned, or that it
     failed (re-raised, for the framework to handle)."""
+    return call_recorded(FUNCTIONS, scenario, name, arguments)
+
+
+def call_recorded(
+    functions: dict[str, Callable[..., str]], scenario: Scenario, name: str, arguments: dict[str, Any]
+) -> str:
+    """Run one of `functions` and record the call in the scenario's ground truth (a RuntimeError as a failed
+    call, re-raised)."""
     try:
-        result = FUNCTIONS[name](**arguments)
+        result = functions[name](**arguments)
     except RuntimeError:
         scenario.tool(name, arguments, error=True)
         raise

@@ -283,3 +283,62 @@ def test_a_transfer_whose_tool_description_names_the_agent_that_acts_next_is_a_h
     assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
         ("front_desk", "billing", "agent_acted")
     ]
+
+
+def _intercepted_handover(tracer: Any, traced: bool = True) -> None:
+    """Under a team span, a front desk's model asks for `zq_hop` (a word naming nobody, with no argument either),
+    which the framework answers itself: no execution span. The billing agent acts next; its own tool call is
+    executed, and so traced, unless `traced` is False."""
+    from opentelemetry import trace
+
+    with tracer.start_as_current_span("run_team desk", attributes={"gen_ai.operation.name": "invoke_team"}):
+        with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "zq_hop", {}))])
+        with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            if traced:
+                with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                    pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_a_call_the_framework_answered_in_place_of_a_tool_is_a_handoff_when_another_agent_acts_next() -> None:
+    request = next(r for r in rebuild(decode_traces(_otlp(_intercepted_handover)).spans) if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]
+    untraced = rebuild(decode_traces(_otlp(lambda t: _intercepted_handover(t, traced=False))).spans)
+    request = next(r for r in untraced if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["zq_hop", "refund"]  # no execution anywhere: no evidence
+
+
+def _instructions_switch(tracer: Any, result: str) -> None:
+    """No span names an agent: under the application's span, the model speaks with a desk's instructions, calls
+    `pass_on` naming `billing`, and then speaks with other instructions (as a workflow that switches the agent
+    its model speaks as). `result` is what `pass_on` returned."""
+    from opentelemetry import trace
+
+    def system(text: str) -> dict[str, Any]:
+        return {"role": "system", "parts": [{"type": "text", "content": text}]}
+
+    desk, billing = system("You route guests."), system("You refund orders.")
+    with tracer.start_as_current_span("POST /chat"):
+        args = {"desk": "billing", "why": "a refund"}
+        _chat(tracer, [desk, parts_user(QUESTION)], [parts_calls(("c1", "pass_on", args))])
+        with trace.use_span(_execute(tracer, "pass_on", "c1", result), end_on_exit=True):
+            pass
+        _chat(tracer, [billing, parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+        with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+            pass
+        _chat(tracer, [billing, parts_user(QUESTION)], DONE)
+
+
+def test_unnamed_agents_hand_over_where_the_instructions_change_after_a_call_whose_result_names_the_next() -> None:
+    (run,) = rebuild(decode_traces(_otlp(lambda t: _instructions_switch(t, "billing takes it from here"))).spans)
+    assert [t.name for t in run.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in run.handoffs] == [(None, "billing", "agent_acted")]
+    assert [c.agent for c in run.llm_calls] == [None, "billing", "billing"]
+    # the same switch after a call whose result names nobody (a memory edit): a tool call
+    (run,) = rebuild(decode_traces(_otlp(lambda t: _instructions_switch(t, "saved"))).spans)
+    assert [t.name for t in run.tool_calls] == ["pass_on", "refund"] and run.handoffs == []

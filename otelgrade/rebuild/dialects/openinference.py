@@ -28,6 +28,8 @@ _OBSERVATION = "Observation:\n"
 _DSPY = "openinference.instrumentation.dspy"
 _HANDOFF = "handoff to "
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
+_SPEAKER_KEY = "current_agent_name="
+_SPEAKER = re.compile(r"current_agent_name='([^']{1,128})'")
 _DESTINATION = "__handoff_destination"  # LangGraph's handoff tools (supervisor, swarm) say whom they hand to
 
 
@@ -51,7 +53,17 @@ def read(span: Span) -> Facts | None:
     if kind == "CHAIN" and span.scope == _DSPY and span.name == "ReAct.forward":
         return _dspy_react(span)
     if kind == "CHAIN":
-        return ChainFacts(node=span.name if _is_graph_node(span) else None)
+        return ChainFacts(node=span.name if _is_graph_node(span) else None, speaker=_speaker(span))
+    return None
+
+
+def _speaker(span: Span) -> str | None:
+    """The agent an agent workflow's step is for, as LlamaIndex's workflow events say it in the step's input or
+    output (`AgentInput(..., current_agent_name='bookings')`)."""
+    for key in ("input.value", "output.value"):
+        value = span.attributes.get(key)
+        if isinstance(value, str) and _SPEAKER_KEY in value and (found := _SPEAKER.search(value)):
+            return found.group(1)
     return None
 
 
