@@ -41,6 +41,7 @@ class ToolFacts:
     result: str | None = None
     error: bool = False
     hands_to: str | None = None  # the agent the span says this call hands control to (a framework's handoff tool)
+    description: str | None = None  # what the tool's definition says it does, where the span records it
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from otelgrade.core.trajectory import PARTS, Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
-from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated, unseen_transfers
+from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, descriptions, stated, stated_alone, unseen_transfers
 from otelgrade.rebuild.instructions import handoffs_by_instructions
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import instrumented, join_under_systems
@@ -198,10 +198,19 @@ def _request(
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
+    statements = stated(classified, region)
     decided, delegations = decide(
-        tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations, agent_spans
+        tree,
+        request.tool_calls,
+        request.llm_calls,
+        statements,
+        invocations,
+        agent_spans,
+        descriptions(classified, region),
     )
+    alone = stated_alone(tree, request.tool_calls, request.llm_calls, statements, decided.values())
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
+    transfers = sorted([*transfers, *alone], key=lambda h: h.step)
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     _lacks_what_members_lack(request, [built[m.root.span_id] for m in members])
     delegated = [decided[i] for i in delegations]
@@ -235,7 +244,15 @@ def _graph_of_agents(
     if len(set(agent_of.values())) < 2:
         return None
     request = build(tree, classified, run, region, notes, agent_of)
-    decided, _ = decide(tree, request.tool_calls, request.llm_calls, stated(classified, region), ())
+    decided, _ = decide(
+        tree,
+        request.tool_calls,
+        request.llm_calls,
+        stated(classified, region),
+        (),
+        (),
+        descriptions(classified, region),
+    )
     request.tool_calls, request.handoffs, _ = _split(request.tool_calls, decided)
     return request
 

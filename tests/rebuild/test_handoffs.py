@@ -216,6 +216,76 @@ def test_inspect_says_what_decided_each_handoff(tmp_path: Path) -> None:
     assert "handoff at step 1: travel_team -> booking_agent (decided by:" in shown
 
 
+def _handoff_span(tracer: Any, states_target: bool) -> None:
+    """An agent workflow whose front desk hands the user to billing, the model's response that asked for it not
+    recorded: only a handoff span says so. With `states_target` it names both agents (the OTel contrib
+    openai-agents instrumentation's `agent_handoff` span); without, only the giver (OpenLLMetry's, whose target is
+    unknown when the span starts)."""
+    from opentelemetry import trace
+
+    workflow = tracer.start_span("Agent workflow")
+    workflow.set_attribute("gen_ai.operation.name", "invoke_agent")
+    with trace.use_span(workflow, end_on_exit=True):
+        with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [])
+            handoff = tracer.start_span("handoff")
+            if states_target:
+                handoff.set_attribute("gen_ai.operation.name", "agent_handoff")
+                handoff.set_attribute("gen_ai.handoff.to_agent", "billing")
+            else:
+                handoff.set_attribute("gen_ai.operation.name", "handoff")
+                handoff.set_attribute("traceloop.span.kind", "handoff")
+            handoff.set_attribute("gen_ai.handoff.from_agent", "front_desk")
+            handoff.end()
+        with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_a_handoff_span_is_a_handoff_when_no_call_of_the_request_carries_it() -> None:
+    for states_target in (True, False):
+        runs = rebuild(decode_traces(_otlp(lambda t: _handoff_span(t, states_target))).spans)  # noqa: B023
+        request = next(r for r in runs if r.parent_span_id is None)
+        assert [c.agent for c in request.llm_calls] == ["front_desk", "billing", "billing"]
+        assert [t.name for t in request.tool_calls] == ["refund"]
+        assert [(h.from_agent, h.to_agent, h.step, h.decided_by) for h in request.handoffs] == [
+            ("front_desk", "billing", 1, "dialect")
+        ]
+        assert request.lacks == []  # the span is understood: nothing it might hold is missing
+        assert request.output == "Refunded."
+
+
+def _handover_described(tracer: Any) -> None:
+    """The front desk's transfer tool takes no argument and its result is not recorded (content off): only the
+    tool's description, on its execution span, names the agent that acts right after it."""
+    from opentelemetry import trace
+
+    with tracer.start_as_current_span("POST /chat"):
+        with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "pass_along", {}))])
+            execution = tracer.start_span("execute_tool pass_along")
+            execution.set_attribute("gen_ai.operation.name", "execute_tool")
+            execution.set_attribute("gen_ai.tool.name", "pass_along")
+            execution.set_attribute("gen_ai.tool.call.id", "c1")
+            execution.set_attribute("gen_ai.tool.description", "Ask agent 'billing' for help")
+            execution.end()
+        with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_a_transfer_whose_tool_description_names_the_agent_that_acts_next_is_a_handoff() -> None:
+    request = next(r for r in rebuild(decode_traces(_otlp(_handover_described)).spans) if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]
+
+
 def _intercepted_handover(tracer: Any, traced: bool = True, void: bool = False) -> None:
     """Under a team span, a front desk's model asks for `zq_hop` (a word naming nobody, with no argument either),
     which the framework answers itself: no execution span, or with `void` one that returned `None`. The billing
