@@ -13,7 +13,8 @@ OpenLIT writes GenAI attribute names, not always with their meaning:
   the graph goes next: a handoff the span states.
 - Model calls (`chat ...`): GenAI JSON messages, whose inputs drop the assistant's tool calls and the tool
   messages' call ids. The response's tool calls also stand in `gen_ai.tool.name`, `gen_ai.tool.call.id` and
-  `gen_ai.tool.call.arguments` (comma-joined), which OpenLIT writes even with content capture off.
+  `gen_ai.tool.call.arguments` (`gen_ai.tool.args` in its OpenAI instrumentation), comma-joined, which OpenLIT
+  writes even with content capture off.
 Other libraries' spans (agent frameworks, provider SDKs) follow the GenAI conventions, read by `genai.py`.
 """
 
@@ -86,12 +87,14 @@ def llm(span: Span) -> LLMFacts:
 
 
 def _response_tool_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The response's tool calls from `gen_ai.tool.name` / `.call.id` / `.call.arguments`, comma-joined."""
+    """The response's tool calls from `gen_ai.tool.name` / `.call.id` / `.call.arguments` (or `.args`),
+    comma-joined."""
     names = [n.strip() for n in (text(attrs.get("gen_ai.tool.name")) or "").split(",") if n.strip()]
     if not names:
         return []
     ids = [i.strip() for i in (text(attrs.get("gen_ai.tool.call.id")) or "").split(",")]
-    arguments = msg.loads(f"[{attrs.get('gen_ai.tool.call.arguments') or ''}]")
+    joined = attrs.get("gen_ai.tool.call.arguments") or attrs.get("gen_ai.tool.args") or ""
+    arguments = msg.loads(f"[{joined}]")
     if not isinstance(arguments, list) or len(arguments) != len(names):
         arguments = [None] * len(names)
     ids = ids if len(ids) == len(names) else [""] * len(names)
