@@ -37,7 +37,7 @@ from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.continuations import split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
-from otelgrade.rebuild.outputs import recorded_answer, unanswered
+from otelgrade.rebuild.outputs import recorded_answer, reports_failure, unanswered
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.systems import by_application_span
 from otelgrade.rebuild.tool_calls import tool_calls
@@ -319,7 +319,7 @@ def build(
     output = output if output is not None else answer
     if output is None and steps and not steps[-1].calls and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
-    if status == "ok" and steps and steps[-1].failed and not output:
+    if status == "ok" and steps and steps[-1].failed and (not output or reports_failure(output, steps[-1].span)):
         status, error = "error", _status(steps[-1].span)[1] or "the last model call failed"
     output = output.strip() or None if output and status == "ok" else None  # a failed run has no answer
 
