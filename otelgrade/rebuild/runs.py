@@ -34,7 +34,7 @@ from otelgrade.core.spans import STATUS_OK, Span
 from otelgrade.core.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 from otelgrade.rebuild import layers
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.continuations import split_after_answers, split_by_continuation
+from otelgrade.rebuild.continuations import join_called_conversations, split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.outputs import recorded_answer, reports_failure, unanswered
@@ -179,7 +179,9 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     found = {s: _llm_facts(classified, s) for s in llm_ids}
     said = {sid: f for sid, (f, _) in innermost_calls(tree, found).items()}
     calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
-    groups = split_by_continuation([(sid, said[sid]) for sid in calls])
+    ordered = [(sid, said[sid]) for sid in calls]
+    times = {sid: (tree.spans[sid].start_ns, tree.spans[sid].end_ns) for sid in calls}
+    groups = join_called_conversations(ordered, split_by_continuation(ordered), times)
     if len(groups) == 1 and not any(_said_text(f) for f in said.values()):
         # no text to split by (at most the calls a response asked for): the application's spans, else the answers
         # that ended a loop
