@@ -42,7 +42,7 @@ _TOOL_MESSAGE = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: 
 def read(span: Span) -> Facts | None:
     if not span.scope.startswith(SCOPE):
         return None
-    # a span is named `<operation> <name>`; a graph run that failed carries no `gen_ai.operation.name`
+    # a span is named `<operation> <name>`; one that failed (a graph run, a tool) may carry no `gen_ai.operation.name`
     op = span.attributes.get("gen_ai.operation.name") or span.name.partition(" ")[0]
     if op == "invoke_workflow":
         return workflow(span)
@@ -153,6 +153,8 @@ DIALECT = Dialect(
     name="openlit",
     priority=50,
     marks=frozenset({"gen_ai.application_name", "gen_ai.workflow.name", "telemetry.sdk.name"}),
+    # a span that failed keeps its name and little else (no mark, no operation name): its scope says it is OpenLIT's
+    name_prefixes=("execute_tool ", "invoke_agent ", "invoke_workflow "),
     read=read,
     blobs=frozenset(
         {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.workflow.input", "gen_ai.workflow.output"}
