@@ -15,6 +15,13 @@ OpenLIT writes GenAI attribute names, not always with their meaning:
   messages' call ids. The response's tool calls also stand in `gen_ai.tool.name`, `gen_ai.tool.call.id` and
   `gen_ai.tool.call.arguments` (`gen_ai.tool.args` in its OpenAI instrumentation), comma-joined, which OpenLIT
   writes even with content capture off.
+- CrewAI (`...crewai`): the crew's kickoff is `invoke_workflow crew`, which lists the crew
+  (`gen_ai.crewai.crew.agents`). Each agent's turn runs in a flow of CrewAI's own (its executor), which OpenLIT
+  writes as another `invoke_workflow` (no crew, no request on it), with a span per flow method written
+  `invoke_agent <method>` and no `gen_ai.agent.name`: steps of the agent's run, never agents. (A span that failed
+  keeps only `error.type`: a failed agent is known by its span name, a failed kickoff is a step that still holds
+  the request.) A coworker's flow inside a delegation tool's span is that coworker's work, the agent the tool's
+  arguments name.
 Other libraries' spans (agent frameworks, provider SDKs) follow the GenAI conventions, read by `genai.py`.
 """
 
@@ -32,6 +39,8 @@ from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolF
 from otelgrade.rebuild.span_readers import is_error, text
 
 SCOPE = "openlit.instrumentation."
+_CREWAI = "crewai"
+_CREW_AGENTS = "gen_ai.crewai.crew.agents"  # on the crew's kickoff only
 _REACT_MODEL_NODE = "agent"  # the node of langgraph.prebuilt.create_react_agent that calls the model
 _RUN_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _COMMAND = "Command("
@@ -45,7 +54,7 @@ def read(span: Span) -> Facts | None:
     # a span is named `<operation> <name>`; one that failed (a graph run, a tool) may carry no `gen_ai.operation.name`
     op = span.attributes.get("gen_ai.operation.name") or span.name.partition(" ")[0]
     if op == "invoke_workflow":
-        return workflow(span)
+        return flow_step(span) if _crewai_flow(span) else workflow(span)
     if op == "invoke_agent":
         return agent_or_step(span)
     if op == "execute_tool":
@@ -74,7 +83,22 @@ def agent_or_step(span: Span) -> Facts:
         return ChainFacts(f"LangGraph node `{name}` (OpenLIT names every node invoke_agent): a step of its run", said)
     if library == "langchain" and name == _REACT_MODEL_NODE:
         return ChainFacts("the model node of a LangGraph ReAct agent: a step of its run, not an agent")
+    if (
+        library == _CREWAI and name is None and "gen_ai.operation.name" in span.attributes
+    ):  # (a failed agent has neither)
+        return ChainFacts("a method of CrewAI's agent executor flow (it names no agent): a step of the agent's run")
     return genai.agent(span)
+
+
+def _crewai_flow(span: Span) -> bool:
+    """A CrewAI workflow span that is no crew's kickoff (it lists no crew): a flow an agent's turn runs in."""
+    return span.scope.endswith(_CREWAI) and _CREW_AGENTS not in span.attributes
+
+
+def flow_step(span: Span) -> ChainFacts:
+    return ChainFacts(
+        f"CrewAI's `{span.name.partition(' ')[2]}` flow, in which an agent's turn runs: a step of its run"
+    )
 
 
 def llm(span: Span) -> LLMFacts:
