@@ -3,12 +3,15 @@
 Older releases flatten messages into `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` (tool calls
 as `...tool_calls.M.{id,name,arguments}`); current ones write GenAI JSON messages, read by
 `genai.py`. Tool spans record `traceloop.entity.input` (`{"args": [...], "kwargs": {...}}`) and
-`traceloop.entity.output` (JSON), and no call id.
+`traceloop.entity.output` (JSON), and no call id; the Agno instrumentation writes a tool's outcome as the
+repr of Agno's execution result (`status='failure' result=None error='...' ...`) and names a Team only in
+`agno.team.name`.
 """
 
 from __future__ import annotations
 
 import re
+from ast import literal_eval
 from typing import Any
 
 from otelgrade.core.spans import Span
@@ -22,6 +25,8 @@ from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, fi
 # Flattened messages always start at index 0, so these keys tell the format without scanning every key.
 _FLAT_FIRST = tuple(f"gen_ai.{side}.0.{field}" for side in ("prompt", "completion") for field in ("role", "content"))
 _FLAT = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
+# Agno's execution result as its repr: the status, the result and the error, before the other fields.
+_EXECUTION = re.compile(r"^status='(\w+)' result=(.*?) error=(None|'.*?'|\".*?\") \w+=", re.DOTALL)
 
 
 def read(span: Span) -> Facts | None:
@@ -46,7 +51,7 @@ def _is_llm(attrs: dict[str, Any]) -> bool:
 
 def agent(span: Span) -> RunFacts:
     attrs = span.attributes
-    name = text(first(attrs, "gen_ai.agent.name", "traceloop.entity.name", "traceloop.workflow.name"))
+    name = text(first(attrs, "gen_ai.agent.name", "agno.team.name", "traceloop.entity.name", "traceloop.workflow.name"))
     output = msg.loads(attrs.get("traceloop.entity.output"))
     return RunFacts(
         agent_name=name or span.name.removesuffix(".agent").removesuffix(".workflow") or None,
@@ -61,6 +66,9 @@ def tool(span: Span) -> ToolFacts:
     attrs = span.attributes
     output = first(attrs, "traceloop.entity.output", "gen_ai.tool.call.result")
     entity_input = attrs.get("traceloop.entity.input")
+    failed = is_error(span)
+    if isinstance(output, str) and output.startswith("status='"):
+        output, failed = _execution_result(output, failed)
     return ToolFacts(
         name=text(first(attrs, "gen_ai.tool.name", "traceloop.entity.name")) or span.name.removesuffix(".tool"),
         call_id=text(attrs.get("gen_ai.tool.call.id")),
@@ -68,8 +76,24 @@ def tool(span: Span) -> ToolFacts:
         if entity_input is not None
         else msg.parse_json_maybe(attrs.get("gen_ai.tool.call.arguments")),
         result=msg.result_text(output) if output is not None else None,
-        error=is_error(span),
+        error=failed,
     )
+
+
+def _execution_result(output: str, failed: bool) -> tuple[str | None, bool]:
+    """Agno's execution result written as its repr: what the tool returned (a literal, else as written; none
+    for a failure) and whether it failed (status `failure`, or an error beside it)."""
+    found = _EXECUTION.match(output)
+    if found is None:
+        return output, failed
+    status, result, error = found.groups()
+    if status == "failure" or error != "None":
+        return None, True
+    try:
+        value = literal_eval(result)
+    except (ValueError, SyntaxError):
+        return result, failed
+    return (None if value is None else str(value)), failed
 
 
 def llm(span: Span) -> LLMFacts:

@@ -4,7 +4,7 @@ model and tool call its ground truth records is on a span, and the parts this di
 from __future__ import annotations
 
 from otelgrade.rebuild.dialects.traceloop import read
-from otelgrade.rebuild.facts import ToolFacts, TransferFacts
+from otelgrade.rebuild.facts import RunFacts, ToolFacts, TransferFacts
 from tests.rebuild.dialects.captured import assert_reads_the_ground_truth, read_capture
 from tests.rebuild.genai_spans import span
 
@@ -41,3 +41,32 @@ def test_a_handoff_span_states_the_transfer_from_its_agent() -> None:
         "1", None, "desk → unknown.handoff", 0, 1, traceloop__span__kind="handoff", gen_ai__handoff__from_agent="desk"
     )
     assert read(handoff) == TransferFacts(to_agent=None, from_agent="desk")
+
+
+def test_an_agno_team_is_named_by_its_team_name_not_its_span_name() -> None:
+    team = span(
+        "1", None, "claims_router.team", 0, 1, traceloop__span__kind="workflow", agno__team__name="claims_router"
+    )
+    facts = read(team)
+    assert isinstance(facts, RunFacts)
+    assert facts.agent_name == "claims_router"
+
+
+def _agno_tool(output: str) -> ToolFacts:
+    facts = read(
+        span("1", None, "issue_payout.tool", 0, 1, traceloop__span__kind="tool", traceloop__entity__output=output)
+    )
+    assert isinstance(facts, ToolFacts)
+    return facts
+
+
+def test_an_agno_execution_result_that_failed_is_an_error_on_a_span_left_unset() -> None:
+    facts = _agno_tool(
+        "status='failure' result=None error='payout rail offline' updated_session_state=None images=None files=None"
+    )
+    assert (facts.error, facts.result) == (True, None)
+
+
+def test_an_agno_execution_result_that_succeeded_gives_what_the_tool_returned() -> None:
+    facts = _agno_tool("status='success' result='account 42 deleted' error=None updated_session_state=None files=None")
+    assert (facts.error, facts.result) == (False, "account 42 deleted")
