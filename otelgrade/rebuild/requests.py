@@ -328,10 +328,14 @@ def _handoffs(
     ran_inside = {within[m.root.span_id] for m in members if m.root.span_id in within}
     ran_inside |= {m.root.span_id for m in members if m.tool_root}
     failed = {built[m.root.span_id].agent_name for m in members if built[m.root.span_id].status == "error"}
+    nested = _nested_pairs(tree, members, built)
     candidates = [
         t
         for t in transfers
-        if t.span_id not in ran_inside and t.to_agent not in failed and all(t is not d for d in delegated)
+        if t.span_id not in ran_inside
+        and t.to_agent not in failed
+        and all(t is not d for d in delegated)
+        and (t.span_id is not None or (t.from_agent, t.to_agent) not in nested)
     ]
     returns = _returns(candidates, transfers, request)
     ordered = sorted([*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2])
@@ -347,6 +351,19 @@ def _handoffs(
         ):
             out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver, decided_by=how))
     return out
+
+
+def _nested_pairs(tree: Tree, members: list[Run], built: dict[str, Trajectory]) -> set[tuple[str | None, str | None]]:
+    """(caller, callee) for each agent whose invocation runs inside another agent's. A transfer call that left no
+    execution of its own, its callee's invocation running inside the caller's, was carried out by that invocation:
+    control comes back to the caller when it ends, with no handoff of its own (a delegation). A transfer whose
+    execution is seen ended before its callee started (a graph node of the caller's): it may be handed back."""
+    enclosing = tree.nearest({m.root.span_id for m in members})
+    return {
+        (built[outer].agent_name, built[m.root.span_id].agent_name)
+        for m in members
+        if (outer := enclosing.get(m.root.span_id)) is not None and outer in built
+    }
 
 
 def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:
