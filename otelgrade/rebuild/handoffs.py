@@ -19,7 +19,7 @@ Several calls of one response that rule 3 would pick leave a tie: a name hint br
 
 A transfer can also leave no call at all on the trace (`unseen_transfers`): with content off, a response that
 ended for tool calls, no execution of its call, and another agent acting next, where the instrumentation traces
-the executions of the request's other calls.
+the executions of the request's other calls or the other agent's invocation runs inside the caller's.
 """
 
 from __future__ import annotations
@@ -210,26 +210,35 @@ def _carrier(
 
 
 def unseen_transfers(
-    llm_calls: Sequence[LLMCall], calls: Sequence[ToolCall], handoffs: Sequence[Handoff]
+    llm_calls: Sequence[LLMCall],
+    calls: Sequence[ToolCall],
+    handoffs: Sequence[Handoff],
+    nested: Collection[tuple[str | None, str | None]] = (),
 ) -> list[Handoff]:
-    """Transfers no call shows (`agent_acted`): a model response that ended for tool calls (its finish reason), of
-    which no call, execution or handoff is seen, followed by another agent's model call with none of its own
-    agent's between. Only where the request's other calls were seen executed: its tools are traced, so a call
-    that left no execution was the framework's own, the transfer (a plain tool would have left one)."""
-    if not any("execution" in c.witnesses for c in calls):
+    """Transfers no call shows: a model response that ended for tool calls (its finish reason), of which no call,
+    execution or handoff is seen, followed by another agent's model call with none of its own agent's between.
+    Only where the request's other calls were seen executed (`agent_acted`): its tools are traced, so a call that
+    left no execution was the framework's own, the transfer (a plain tool would have left one); or where the other
+    agent's invocation runs inside the caller's (`nested`: caller, callee), so that invocation carried the call out
+    (`nested_invocation`: a delegation, with content off)."""
+    traced = any("execution" in c.witnesses for c in calls)
+    if not traced and not nested:
         return []
     seen = {c.step for c in calls} | {h.step for h in handoffs}
     out = []
     for call, following in pairwise(llm_calls):
+        inside = (call.agent, following.agent) in nested
         if (
-            call.step not in seen
+            (traced or inside)
+            and call.step not in seen
             and call.agent is not None
             and following.agent not in (None, call.agent)
             and call.finish_reason is not None
             and announces_tools(call.finish_reason)
             and not any(m.get("tool_calls") for m in call.output_messages)
         ):
-            out.append(Handoff(from_agent=call.agent, to_agent=following.agent, step=call.step, decided_by=ACTED))
+            how = NESTED if inside else ACTED
+            out.append(Handoff(from_agent=call.agent, to_agent=following.agent, step=call.step, decided_by=how))
     return out
 
 

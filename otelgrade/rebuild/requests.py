@@ -214,8 +214,9 @@ def _request(
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     _lacks_what_members_lack(request, [built[m.root.span_id] for m in members])
     delegated = [decided[i] for i in delegations]
-    request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
-    if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs):
+    nested = _nested_pairs(tree, members, built)
+    request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed, nested)
+    if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs, nested):
         request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
     ended = sorted(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)), reverse=True)
     last = next((m for m in ended if built[m.root.span_id].output), None)  # the last agent that answered
@@ -320,6 +321,7 @@ def _handoffs(
     members: list[Run],
     built: dict[str, Trajectory],
     handed: dict[str, tuple[str, str]],
+    nested: set[tuple[str | None, str | None]],
 ) -> list[Handoff]:
     """The request's control transfers in order: its transfer calls, control handed back without one (not by a
     worker that ran inside the transfer call, as a delegation does, nor by one that failed), and handoffs only
@@ -328,7 +330,6 @@ def _handoffs(
     ran_inside = {within[m.root.span_id] for m in members if m.root.span_id in within}
     ran_inside |= {m.root.span_id for m in members if m.tool_root}
     failed = {built[m.root.span_id].agent_name for m in members if built[m.root.span_id].status == "error"}
-    nested = _nested_pairs(tree, members, built)
     candidates = [
         t
         for t in transfers

@@ -74,3 +74,54 @@ def test_a_delegation_is_found_when_its_caller_runs_again_inside_its_first_invoc
     request = next(r for r in runs if r.parent_span_id is None)
     assert [t.name for t in request.tool_calls] == []
     assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("lead", "booker")]
+
+
+def _content_off(tracer: Any, crew: bool) -> None:
+    """The delegation above with content capture off: the model calls record only that they ended for tool calls.
+    With `crew`, OpenLLMetry's CrewAI spans around it still write the task's description and the crew's answer."""
+    from opentelemetry import trace
+
+    def chat(finish: str) -> None:
+        with tracer.start_as_current_span("openai.chat") as s:
+            s.set_attribute("gen_ai.operation.name", "chat")
+            s.set_attribute("gen_ai.request.model", "gpt-4o")
+            s.set_attribute("gen_ai.usage.input_tokens", 10)
+            s.set_attribute("gen_ai.response.finish_reasons", [finish])
+
+    def lead_and_member() -> None:
+        lead = _invoke(tracer, "lead")
+        with trace.use_span(lead, end_on_exit=True):
+            chat("tool_calls")
+            member = _invoke(tracer, "booker")
+            with trace.use_span(member, end_on_exit=True):
+                chat("tool_calls")
+                chat("stop")
+            chat("stop")
+
+    if not crew:
+        return lead_and_member()
+    workflow = {"gen_ai.operation.name": "invoke_agent", "crewai.crew.result": "Refunded."}
+    task = {"traceloop.span.kind": "task", "crewai.task.description": QUESTION}
+    with (
+        tracer.start_as_current_span("crewai.workflow", attributes=workflow),
+        tracer.start_as_current_span("Refund.task", attributes=task),
+    ):
+        lead_and_member()
+    return None
+
+
+def test_with_content_off_a_member_invoked_inside_its_leader_after_a_call_for_tools_was_delegated_to() -> None:
+    runs = rebuild(decode_traces(_otlp(lambda t: _content_off(t, crew=False))).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("lead", "booker", "nested_invocation")
+    ]
+    assert "tool_calls" in request.lacks  # which calls were made, the trace cannot say
+
+
+def test_a_crew_whose_model_calls_record_no_content_still_has_its_request_and_answer_and_lacks_the_rest() -> None:
+    runs = rebuild(decode_traces(_otlp(lambda t: _content_off(t, crew=True))).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert (request.input, request.output) == (QUESTION, "Refunded.")
+    assert request.lacks == ["messages", "tool_arguments", "tool_results", "tool_calls"]
+    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("lead", "booker")]

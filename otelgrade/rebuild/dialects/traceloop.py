@@ -5,7 +5,8 @@ as `...tool_calls.M.{id,name,arguments}`); current ones write GenAI JSON message
 `genai.py`. Tool spans record `traceloop.entity.input` (`{"args": [...], "kwargs": {...}}`) and
 `traceloop.entity.output` (JSON), and no call id; the Agno instrumentation writes a tool's outcome as the
 repr of Agno's execution result (`status='failure' result=None error='...' ...`) and names a Team only in
-`agno.team.name`.
+`agno.team.name`. The CrewAI instrumentation writes the crew's answer (`crewai.crew.result`) and each task's
+description, the request it was given, whatever the content switch says.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
-from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, has_any, integer, is_error, text
 
 # Flattened messages always start at index 0, so these keys tell the format without scanning every key.
@@ -29,8 +30,14 @@ _FLAT = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 _EXECUTION = re.compile(r"^status='(\w+)' result=(.*?) error=(None|'.*?'|\".*?\") \w+=", re.DOTALL)
 
 
+_CREW_RESULT = "crewai.crew.result"
+_TASK = "crewai.task.description"
+
+
 def read(span: Span) -> Facts | None:
     attrs = span.attributes
+    if _CREW_RESULT in attrs or _TASK in attrs:
+        return crew(span)
     kind = attrs.get("traceloop.span.kind")
     if kind in ("agent", "workflow"):
         return agent(span)
@@ -58,6 +65,17 @@ def agent(span: Span) -> RunFacts:
         fallback_input=_entity_input_text(attrs.get("traceloop.entity.input")),
         output=output if isinstance(output, str) and output else None,
     )
+
+
+def crew(span: Span) -> RunFacts | ChainFacts:
+    """A CrewAI crew's span, the crew's invocation with its answer; or a task's, a step whose input is the request
+    it was given."""
+    attrs = span.attributes
+    if _TASK in attrs:
+        return ChainFacts(input=text(attrs[_TASK]))
+    facts = genai.agent(span) if attrs.get("gen_ai.operation.name") == "invoke_agent" else RunFacts()
+    facts.output = facts.output or text(attrs[_CREW_RESULT])
+    return facts
 
 
 def tool(span: Span) -> ToolFacts:
@@ -164,7 +182,7 @@ def _entity_input_text(value: Any) -> str | None:
 DIALECT = Dialect(
     name="traceloop",
     priority=40,
-    marks=frozenset({"traceloop.span.kind", "llm.request.type", *_FLAT_FIRST}),
+    marks=frozenset({"traceloop.span.kind", "llm.request.type", _CREW_RESULT, *_FLAT_FIRST}),
     read=read,
     blob_prefixes=("gen_ai.prompt.", "gen_ai.completion."),
     transfer_names=(r"transfer_(back_)?to_",),  # LangGraph's supervisor and swarm handoff tools

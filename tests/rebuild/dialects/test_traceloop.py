@@ -4,7 +4,7 @@ model and tool call its ground truth records is on a span, and the parts this di
 from __future__ import annotations
 
 from otelgrade.rebuild.dialects.traceloop import read
-from otelgrade.rebuild.facts import RunFacts, ToolFacts, TransferFacts
+from otelgrade.rebuild.facts import ChainFacts, RunFacts, ToolFacts, TransferFacts
 from tests.rebuild.dialects.captured import assert_reads_the_ground_truth, read_capture
 from tests.rebuild.genai_spans import span
 
@@ -70,3 +70,16 @@ def test_an_agno_execution_result_that_failed_is_an_error_on_a_span_left_unset()
 def test_an_agno_execution_result_that_succeeded_gives_what_the_tool_returned() -> None:
     facts = _agno_tool("status='success' result='account 42 deleted' error=None updated_session_state=None files=None")
     assert (facts.error, facts.result) == (False, "account 42 deleted")
+
+
+def test_a_crewai_task_is_a_step_given_its_description_and_the_crew_answers_with_its_result() -> None:
+    task = span(
+        "1", None, "Where is MSKU-7?.task", 0, 1, traceloop__span__kind="task", crewai__task__description="Where?"
+    )
+    assert read(task) == ChainFacts(input="Where?")
+    crew = span(
+        "2", None, "crewai.workflow", 0, 1, gen_ai__operation__name="invoke_agent", crewai__crew__result="At sea."
+    )
+    facts = read(crew)
+    assert isinstance(facts, RunFacts)
+    assert facts.output == "At sea."
