@@ -220,13 +220,23 @@ def _request(
         request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
     ended = sorted(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)), reverse=True)
     last = next((m for m in ended if built[m.root.span_id].output), None)  # the last agent that answered
+    head_spoke_last = head is not None and bool(request.llm_calls) and request.llm_calls[-1].agent == request.agent_name
     if (
         request.status == "ok"
         and last is not None
-        and (request.output is None or run.root.end_ns <= last.root.start_ns)
+        and (request.output is None or (run.root.end_ns <= last.root.start_ns and not head_spoke_last))
     ):
         request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
+    _answers_of_agents_as_tools(request, members, built)
     return request, transferred
+
+
+def _answers_of_agents_as_tools(request: Trajectory, members: list[Run], built: dict[str, Trajectory]) -> None:
+    """An agent called as a tool returned its answer: the call's result where its execution records none."""
+    answers = {m.root.span_id: built[m.root.span_id].output for m in members if m.tool_root}
+    for call in request.tool_calls:
+        if call.result is None and not call.error and answers.get(call.span_id or ""):
+            call.result = answers[call.span_id or ""]
 
 
 def _graph_of_agents(

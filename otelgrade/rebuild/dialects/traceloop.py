@@ -6,7 +6,9 @@ as `...tool_calls.M.{id,name,arguments}`); current ones write GenAI JSON message
 `traceloop.entity.output` (JSON), and no call id; the Agno instrumentation writes a tool's outcome as the
 repr of Agno's execution result (`status='failure' result=None error='...' ...`) and names a Team only in
 `agno.team.name`. The CrewAI instrumentation writes the crew's answer (`crewai.crew.result`) and each task's
-description, the request it was given, whatever the content switch says.
+description, the request it was given, whatever the content switch says. The LlamaIndex instrumentation
+writes an agent workflow's tool step as a `task` span with `tool.name` and `tool.arguments`, its outcome (call id,
+result, failure) as the step's JSON output.
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def read(span: Span) -> Facts | None:
         return agent(span)
     if kind == "tool":
         return tool(span)
+    if kind == "task" and "tool.name" in attrs:
+        return workflow_tool(span)
     if kind == "handoff":  # the openai-agents instrumentation's handoff span (`concierge → unknown.handoff`)
         return genai.handoff(span)
     if _is_llm(attrs):
@@ -95,6 +99,24 @@ def tool(span: Span) -> ToolFacts:
         else msg.parse_json_maybe(attrs.get("gen_ai.tool.call.arguments")),
         result=msg.result_text(output) if output is not None else None,
         error=failed,
+    )
+
+
+def workflow_tool(span: Span) -> ToolFacts:
+    """An agent workflow's tool step: the call as the model asked it, and the step's outcome where it recorded one
+    (`{"tool_id": ..., "tool_output": {"raw_output": ..., "is_error": ...}}`)."""
+    attrs = span.attributes
+    outcome = msg.loads(attrs.get("traceloop.entity.output"))
+    outcome = outcome if isinstance(outcome, dict) else {}
+    output = outcome.get("tool_output")
+    output = output if isinstance(output, dict) else {}
+    result = output.get("raw_output")
+    return ToolFacts(
+        name=text(attrs["tool.name"]) or span.name,
+        call_id=text(outcome.get("tool_id")),
+        arguments=msg.parse_json_maybe(attrs.get("tool.arguments")),
+        result=msg.result_text(result) if result is not None else None,
+        error=is_error(span) or output.get("is_error") is True,
     )
 
 

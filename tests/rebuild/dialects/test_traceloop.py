@@ -3,6 +3,8 @@ model and tool call its ground truth records is on a span, and the parts this di
 
 from __future__ import annotations
 
+import json
+
 from otelgrade.rebuild.dialects.traceloop import read
 from otelgrade.rebuild.facts import ChainFacts, RunFacts, ToolFacts, TransferFacts
 from tests.rebuild.dialects.captured import assert_reads_the_ground_truth, read_capture
@@ -83,3 +85,31 @@ def test_a_crewai_task_is_a_step_given_its_description_and_the_crew_answers_with
     facts = read(crew)
     assert isinstance(facts, RunFacts)
     assert facts.output == "At sea."
+
+
+def test_a_llamaindex_workflow_tool_step_is_the_tool_call_with_its_outcome() -> None:
+    outcome = {
+        "tool_name": "issue_credit",
+        "tool_id": "call_9",
+        "tool_output": {"raw_output": "ledger locked", "is_error": True},
+    }
+    step = span(
+        "1",
+        None,
+        "BaseWorkflowAgent.task",
+        0,
+        1,
+        traceloop__span__kind="task",
+        tool__name="issue_credit",
+        tool__arguments='{"invoice_id": "INV-301"}',
+        traceloop__entity__output=json.dumps(outcome),
+    )
+    facts = read(step)
+    assert isinstance(facts, ToolFacts)
+    assert (facts.name, facts.call_id, facts.arguments, facts.result, facts.error) == (
+        "issue_credit",
+        "call_9",
+        {"invoice_id": "INV-301"},
+        "ledger locked",
+        True,
+    )
