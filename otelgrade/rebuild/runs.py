@@ -401,6 +401,8 @@ def _lacks(
             lacking.add("input")
         if steps and not exchanged and not run.facts.messages:
             lacking |= {"messages", "tool_arguments", "tool_results"}  # the model calls' content is off
+            if not run.facts.output and not is_error(run.root):
+                lacking.add("output")  # and no span recorded the answer
         lacking |= _exchanges_unrecorded(run.facts, steps, messages, tools)
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")

@@ -76,7 +76,7 @@ def test_a_delegation_is_found_when_its_caller_runs_again_inside_its_first_invoc
     assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("lead", "booker")]
 
 
-def _content_off(tracer: Any, crew: bool) -> None:
+def _content_off(tracer: Any, crew: bool, result: bool = True) -> None:
     """The delegation above with content capture off: the model calls record only that they ended for tool calls.
     With `crew`, OpenLLMetry's CrewAI spans around it still write the task's description and the crew's answer."""
     from opentelemetry import trace
@@ -100,7 +100,7 @@ def _content_off(tracer: Any, crew: bool) -> None:
 
     if not crew:
         return lead_and_member()
-    workflow = {"gen_ai.operation.name": "invoke_agent", "crewai.crew.result": "Refunded."}
+    workflow = {"gen_ai.operation.name": "invoke_agent", **({"crewai.crew.result": "Refunded."} if result else {})}
     task = {"traceloop.span.kind": "task", "crewai.task.description": QUESTION}
     with (
         tracer.start_as_current_span("crewai.workflow", attributes=workflow),
@@ -125,3 +125,10 @@ def test_a_crew_whose_model_calls_record_no_content_still_has_its_request_and_an
     assert (request.input, request.output) == (QUESTION, "Refunded.")
     assert request.lacks == ["messages", "tool_arguments", "tool_results", "tool_calls"]
     assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("lead", "booker")]
+
+
+def test_a_crew_whose_model_calls_record_no_content_and_no_span_its_answer_lacks_the_answer() -> None:
+    runs = rebuild(decode_traces(_otlp(lambda t: _content_off(t, crew=True, result=False))).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert request.input == QUESTION and request.output is None
+    assert request.lacks == ["output", "messages", "tool_arguments", "tool_results", "tool_calls"]
