@@ -10,9 +10,10 @@ In order, the first rule that applies decides (and the handoff says which, `deci
 3. `agent_acted`: the next model call of the request is another agent's (past the caller's own calls that only
    wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an
    argument value, a tool name that ends with its name, its tool's description, or its result: `transferred to
-   X`), or, the request's tools being traced, was the last its response asked for and left no execution (the
-   framework answered it in place of a tool), and is neither an agent called as a tool nor a failure. Any other
-   call that names no agent is a tool call whoever speaks next (a group chat's turn that ends on a tool's result).
+   X`), or, the request's tools being traced, was the last its response asked for and left no execution or one
+   that returned nothing (`None`: the framework answered it in place of a tool), and is neither an agent called
+   as a tool nor a failure. Any other call that names no agent is a tool call whoever speaks next (a group
+   chat's turn that ends on a tool's result).
 4. `name_hint`: a framework's name for its transfers (`transfers.is_transfer`), where nothing above applied.
 Several calls of one response that rule 3 would pick leave a tie: a name hint breaks it, else the last one.
 
@@ -30,6 +31,7 @@ from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ToolFacts, TransferFacts
+from otelgrade.rebuild.outputs import placeholder
 from otelgrade.rebuild.span_readers import announces_tools
 from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
 from otelgrade.rebuild.tree import Tree
@@ -130,7 +132,8 @@ def decide(
             continue
         said = described.get(call.span_id or "")
         named = [a for a in agents if a != call.agent and (names(call.name, call.arguments, a) or told(said, a))]
-        intercepted = tools_traced and call.span_id is None and _last_of_its_response(call, calls)
+        void = call.span_id is None or (call.result is not None and placeholder(call.result))
+        intercepted = tools_traced and void and _last_of_its_response(call, calls)
         if (named and taker not in named) or (not named and not told(call.result, taker) and not intercepted):
             continue  # names another agent, or none: nor does its result say the taker took over, nor did the
             # framework answer it in place of an execution, the tools being traced

@@ -50,7 +50,8 @@ def requests(
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
     names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
-    groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names)
+    invoked = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts)}
+    groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, invoked)
     for root, members in groups.items():
         if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
             only = members[0].root.span_id
@@ -216,9 +217,14 @@ def _request(
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
     if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs):
         request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
-    last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
-    if request.status == "ok" and (request.output is None or run.root.end_ns <= last.root.start_ns):
-        request.output = built[last.root.span_id].output  # the answer of the last to act, after the head's turn
+    ended = sorted(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)), reverse=True)
+    last = next((m for m in ended if built[m.root.span_id].output), None)  # the last agent that answered
+    if (
+        request.status == "ok"
+        and last is not None
+        and (request.output is None or run.root.end_ns <= last.root.start_ns)
+    ):
+        request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
     return request, transferred
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -285,15 +286,18 @@ def test_a_transfer_whose_tool_description_names_the_agent_that_acts_next_is_a_h
     ]
 
 
-def _intercepted_handover(tracer: Any, traced: bool = True) -> None:
+def _intercepted_handover(tracer: Any, traced: bool = True, void: bool = False) -> None:
     """Under a team span, a front desk's model asks for `zq_hop` (a word naming nobody, with no argument either),
-    which the framework answers itself: no execution span. The billing agent acts next; its own tool call is
-    executed, and so traced, unless `traced` is False."""
+    which the framework answers itself: no execution span, or with `void` one that returned `None`. The billing
+    agent acts next; its own tool call is executed, and so traced, unless `traced` is False."""
     from opentelemetry import trace
 
     with tracer.start_as_current_span("run_team desk", attributes={"gen_ai.operation.name": "invoke_team"}):
         with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
             _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "zq_hop", {}))])
+            if void:
+                with trace.use_span(_execute(tracer, "zq_hop", "c1", "None"), end_on_exit=True):
+                    pass
         with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
             _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
             if traced:
@@ -302,8 +306,12 @@ def _intercepted_handover(tracer: Any, traced: bool = True) -> None:
             _chat(tracer, [parts_user(QUESTION)], DONE)
 
 
-def test_a_call_the_framework_answered_in_place_of_a_tool_is_a_handoff_when_another_agent_acts_next() -> None:
-    request = next(r for r in rebuild(decode_traces(_otlp(_intercepted_handover)).spans) if r.parent_span_id is None)
+@pytest.mark.parametrize("void", [False, True], ids=["no execution", "execution returned None"])
+def test_a_call_the_framework_answered_in_place_of_a_tool_is_a_handoff_when_another_agent_acts_next(
+    void: bool,
+) -> None:
+    spans = decode_traces(_otlp(lambda t: _intercepted_handover(t, void=void))).spans
+    request = next(r for r in rebuild(spans) if r.parent_span_id is None)
     assert [t.name for t in request.tool_calls] == ["refund"]
     assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
         ("front_desk", "billing", "agent_acted")
@@ -342,3 +350,28 @@ def test_unnamed_agents_hand_over_where_the_instructions_change_after_a_call_who
     # the same switch after a call whose result names nobody (a memory edit): a tool call
     (run,) = rebuild(decode_traces(_otlp(lambda t: _instructions_switch(t, "saved"))).spans)
     assert [t.name for t in run.tool_calls] == ["pass_on", "refund"] and run.handoffs == []
+
+
+def _ends_by_a_void_call(result: str) -> Any:
+    """A run that looks something up, then hands its answer to `wrap_up` (one argument, a sentence), whose
+    execution returns `result`; no model call after it."""
+
+    def build(tracer: Any) -> None:
+        from opentelemetry import trace
+
+        with trace.use_span(_invoke(tracer, "desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "lookup", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "lookup", "c1", "order 7: paid"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "wrap_up", {"note": "Order 7 is refunded."}))])
+            with trace.use_span(_execute(tracer, "wrap_up", "c2", result), end_on_exit=True):
+                pass
+
+    return build
+
+
+def test_a_last_call_that_returned_nothing_and_ended_the_loop_delivers_the_answer() -> None:
+    (run,) = rebuild(decode_traces(_otlp(_ends_by_a_void_call("None"))).spans)
+    assert [t.name for t in run.tool_calls] == ["lookup"] and run.output == "Order 7 is refunded."
+    (run,) = rebuild(decode_traces(_otlp(_ends_by_a_void_call("note sent"))).spans)  # it did something
+    assert [t.name for t in run.tool_calls] == ["lookup", "wrap_up"] and run.output is None

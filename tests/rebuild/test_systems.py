@@ -220,3 +220,27 @@ def test_the_next_speaker_of_a_group_chat_carries_on_one_request_and_its_answer_
     assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("desk", "booker")]
     apart, _ = _requests(_next_speaker(carried_on=False))
     assert [r.agent_name for r in apart] == ["desk", "booker"]  # another conversation: another request
+
+
+def _loop_of_agents(tracer: Any) -> None:
+    """A workflow agent (its own invocation, no model call of its own) runs a drafter and a reviewer in turn, twice;
+    the reviewer ends the loop with a tool call and no text of its own."""
+    with tracer.start_as_current_span("handle_request"), trace.use_span(_invoke(tracer, "loop"), end_on_exit=True):
+        for round_ in (1, 2):
+            with trace.use_span(_invoke(tracer, "drafter"), end_on_exit=True):
+                _chat(tracer, [parts_user(QUESTION)], _answer(f"Draft {round_}: two nights in Lyon."))
+            with trace.use_span(_invoke(tracer, "reviewer"), end_on_exit=True):
+                if round_ == 1:
+                    _chat(tracer, [parts_user(QUESTION)], _answer("Add the dates."))
+                else:
+                    _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "approve", {}))])
+                    with trace.use_span(_execute(tracer, "approve", "c1", "approved"), end_on_exit=True):
+                        pass
+
+
+def test_agents_one_agents_invocation_runs_in_a_loop_are_one_request_whose_answer_is_the_last_given() -> None:
+    requests, _ = _requests(_loop_of_agents)
+    assert len(requests) == 1  # not one request per turn, though each agent acts twice
+    request = requests[0]
+    assert len(request.llm_calls) == 4 and [t.name for t in request.tool_calls] == ["approve"]
+    assert request.output == "Draft 2: two nights in Lyon."

@@ -314,9 +314,10 @@ def _value_text(attrs: dict[str, Any], side: str, user: bool) -> str | None:
 
 
 def _finish_reason(attrs: dict[str, Any]) -> str | None:
-    """`llm.finish_reason` (what the LangChain and LlamaIndex instrumentors write), else the first choice's in
-    an OpenAI response kept whole as `output.value`."""
-    if (written := finish_reason(attrs.get("llm.finish_reason"))) is not None:
+    """`llm.finish_reason` (what the LangChain and LlamaIndex instrumentors write), or the GenAI conventions' on a
+    span that carries both, else the first choice's in an OpenAI response kept whole as `output.value`."""
+    written = finish_reason(first(attrs, "llm.finish_reason", "gen_ai.response.finish_reasons"))
+    if written is not None:
         return written
     doc = msg.loads(attrs.get("output.value"))
     if isinstance(doc, dict) and isinstance(doc.get("choices"), list):

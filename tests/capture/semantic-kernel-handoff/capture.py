@@ -13,7 +13,8 @@ records, sent here through an OTLP LoggerProvider. Each request is wrapped in a 
 every run's ground truth lists in `lacks` what the spans then cannot carry.
 
 The ground truth is the request run of the orchestration, entered at reception: the user's request, the
-orchestration's result, every agent's model calls (counted at each agent's HTTP client, a retry not counted
+answer (the summary the last agent gave `complete_task`, which the orchestration's result frames in words of its
+own that no span carries), every agent's model calls (counted at each agent's HTTP client, a retry not counted
 again), the tool calls as the model named them (recorded by the functions), the handoffs (each change of the
 agent calling the model), and neither the transfer nor the `complete_task` calls as tool calls. In
 `claims_failure` the model backend fails during claims' turn and the orchestration's result raises.
@@ -127,6 +128,9 @@ def orchestration() -> HandoffOrchestration:
     return HandoffOrchestration(members=members, handoffs=handoffs)
 
 
+COMPLETED = "Task is completed with summary: "
+
+
 async def run(request: str) -> None:
     truth = s.run("reception", request)
     acted.clear()
@@ -134,7 +138,9 @@ async def run(request: str) -> None:
     runtime.start()
     try:
         result = await orchestration().invoke(task=request, runtime=runtime)
-        output, status = str((await result.get(timeout=120)).content), "ok"
+        # the orchestration frames the summary its last agent gave `complete_task`; the answer is that summary
+        output = str((await result.get(timeout=120)).content).removeprefix(COMPLETED)
+        status = "ok"
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {str(exc)[:160]}")
         output, status = None, "error"
