@@ -11,7 +11,7 @@ order, each saying whose it is; its control transfers (decided by what the trace
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from otelgrade.core.trajectory import PARTS, Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
@@ -46,7 +46,7 @@ def requests(
     if len(agent_runs) == 1 and not loose:  # the common trace: one agent, every model call in its run
         only = agent_runs[0].root.span_id
         return [*out, _alone(tree, classified, built[only], regions[only])]
-    handed = _link(tree, runs, built)
+    handed = _link(tree, runs, built, descriptions(classified, classified.keys()))
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
     names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
@@ -296,11 +296,12 @@ def _graph_node(tree: Tree, classified: dict[str, Classified], span_id: str, roo
 def _failed_by_last_agent(request: Trajectory, members: list[Trajectory]) -> None:
     """A request whose last acting agent failed failed, whatever the span above it says (a system span left unset
     while only the failing worker's span is an error): that agent made the request's last model call, and its run
-    is the last to end."""
-    if request.status != "ok" or not request.llm_calls:
+    is the last to end (or, where the trace shows no model call, its run is the last to end)."""
+    if request.status != "ok" or not (request.llm_calls or "llm_calls" in request.lacks):
         return
     last = max(members, key=lambda m: (m.end_time or "", len(m.llm_calls)))
-    if last.status == "error" and request.llm_calls[-1].agent == last.agent_name:
+    acted_last = request.llm_calls[-1].agent == last.agent_name if request.llm_calls else True
+    if last.status == "error" and acted_last:
         request.status, request.error, request.output = "error", last.error, None
 
 
@@ -372,10 +373,13 @@ def _split(calls: list[ToolCall], decided: dict[int, Handoff]) -> tuple[list[Too
     return kept, [decided[i] for i in sorted(decided)], [calls[i] for i in sorted(decided)]
 
 
-def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict[str, tuple[str, str]]:
+def _link(
+    tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory], described: Mapping[str, str]
+) -> dict[str, tuple[str, str]]:
     """Set each run's `parent_span_id`: the enclosing run, else the run it took over from (a handoff, whose
     request the new run inherits). Returns the handoffs found: receiving run's span id -> (handing run's, what
-    decided it: the receiving agent's span naming its giver, or the giver handing over as it ended)."""
+    decided it: the receiving agent's span naming its giver, or the giver handing over as it ended). `described`
+    are the executed tools' descriptions, by execution span."""
     enclosing = tree.nearest(built.keys())
     by_name: dict[str, Run] = {}
     for run in sorted(runs, key=lambda r: r.root.start_ns, reverse=True):
@@ -395,6 +399,7 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
         if giver is None or giver is run or giver.root.start_ns > run.root.start_ns:
             how = ACTED
             givers = [r for r in transferring if r is not run and _transferred(tree, r, run, built, top)]
+            givers += _unseen_givers(runs, built, run, described)
             # the run whose last call names this agent, else the last to end before it: a chain of transfers
             giver = max(givers, key=lambda r: (_names_next(built, r, run), r.root.end_ns), default=None)
             if giver is not None and not (
@@ -410,6 +415,25 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
             _handoff_result(handing, trajectory)
             handed[run.root.span_id] = (giver.root.span_id, how)
     return handed
+
+
+def _unseen_givers(
+    runs: Sequence[Run], built: dict[str, Trajectory], later: Run, described: Mapping[str, str]
+) -> list[Run]:
+    """Runs whose model calls the trace does not show (spans of agents and tools only) that handed over to a
+    later run: it started after they ended, and their last tool call names its agent (by the tool's name, an
+    argument, or the tool's description). Without the model's turns nothing else tells a transfer from a tool."""
+    name = built[later.root.span_id].agent_name
+    out = []
+    for run in runs:
+        own = built[run.root.span_id]
+        if run is later or own.llm_calls or "llm_calls" not in own.lacks or not own.tool_calls:
+            continue
+        last = own.tool_calls[-1]
+        named = _names_next(built, run, later) or told(described.get(last.span_id or ""), name)
+        if named and run.root.end_ns <= later.root.start_ns and own.agent_name != name:
+            out.append(run)
+    return out
 
 
 def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
