@@ -253,7 +253,9 @@ def _graph_of_agents(
         (),
         descriptions(classified, region),
     )
-    request.tool_calls, request.handoffs, _ = _split(request.tool_calls, decided)
+    request.tool_calls, transfers, _ = _split(request.tool_calls, decided)
+    returns = _returns(transfers, transfers, request)  # a supervisor's worker node hands back when it is done
+    request.handoffs = _in_order(transfers, returns)
     return request
 
 
@@ -334,9 +336,7 @@ def _handoffs(
         for t in transfers
         if t.span_id not in ran_inside and t.to_agent not in failed and all(t is not d for d in delegated)
     ]
-    returns = _returns(candidates, transfers, request)
-    ordered = sorted([*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2])
-    out = [h for _, _, h in ordered]
+    out = _in_order(transfers, _returns(candidates, transfers, request))
     members_ids = {m.root.span_id for m in members}
     for receiver, (giver, how) in handed.items():
         to, by = built[receiver].agent_name, built[giver].agent_name
@@ -348,6 +348,12 @@ def _handoffs(
         ):
             out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver, decided_by=how))
     return out
+
+
+def _in_order(transfers: list[Handoff], returns: list[Handoff]) -> list[Handoff]:
+    """Transfers and hand-backs by step, a hand-back first where both fall on one step (it came back, then went)."""
+    ordered = sorted([*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2])
+    return [h for _, _, h in ordered]
 
 
 def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:
