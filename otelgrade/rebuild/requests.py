@@ -194,7 +194,9 @@ def _request(
     else:  # a graph whose nodes are its agents is the request's agent
         request.agent_name = own if len(set(nodes.values()) - {own}) > 1 else first_agent or entry.agent_name
     request.own_run = head is not None
-    request.input = run.facts.input or entry.input or request.input
+    # an agent called as a tool was asked by the request's own agent, not by the user
+    called = request.input if first.tool_root else None
+    request.input = run.facts.input or called or entry.input or request.input
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
