@@ -167,9 +167,34 @@ def _chain_runs(tree: Tree, classified: dict[str, Classified]) -> list[Run]:
             lost.setdefault(parent_id, []).append(sid)
         else:
             runs.append(Run(tree.spans[sid], [sid], RunFacts(), agent=False))
-    for parent_id, orphans in lost.items():
+    for parent_id, orphans in _called_in_steps(tree, chains, lost).items():
         runs.append(Run(_missing_span(tree, parent_id, orphans), orphans, RunFacts(), agent=False))
     return runs
+
+
+def _called_in_steps(tree: Tree, chains: set[str], lost: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Orphaned spans under a missing parent that ran wholly inside a step of another such group, after that
+    step began (an agent the step called, whose own span and the call's never arrived, as when the call failed)
+    are that group's: one run, not a request of their own."""
+    if len(lost) < 2:
+        return lost
+    window = {
+        p: (min(tree.spans[o].start_ns for o in orphans), max(tree.spans[o].end_ns for o in orphans))
+        for p, orphans in lost.items()
+    }
+    into: dict[str, str] = {}
+    for p, (start, end) in window.items():
+        for q, orphans in lost.items():
+            steps = [tree.spans[o] for o in orphans if o in chains]
+            if q != p and any(s.start_ns < start and end <= s.end_ns for s in steps):
+                into[p] = q
+    out: dict[str, list[str]] = {}
+    for p, orphans in lost.items():
+        q = p
+        while q in into and into[q] != p:
+            q = into[q]
+        out.setdefault(q, []).extend(orphans)
+    return out
 
 
 def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: set[str], notes: Notes) -> list[Run]:
@@ -298,6 +323,7 @@ def build(
         (tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, ToolFacts)
     ]
     tools, answer = tool_calls(tree, executions, steps, records, notes, returned=run.facts.output)
+    _failed_in_their_step(tree, tools, steps)
     messages = _messages(run.facts, steps)
 
     first_input = steps[0].facts.input_messages if steps else []
@@ -494,6 +520,23 @@ def _messages(run: RunFacts, steps: list[Step]) -> list[dict[str, Any]]:
     if run.output:
         out.append(msg.message("assistant", run.output))
     return out
+
+
+def _failed_in_their_step(tree: Tree, tools: list[ToolCall], steps: list[Step]) -> None:
+    """Calls a model asked for that left no execution and no result, where the step holding that model call failed
+    after it with no later model call of its own (an agent's step that raised while running them): they failed."""
+    asked = [t for t in tools if t.witnesses == ["request"] and not t.error and t.result is None]
+    if not asked:
+        return
+    by_index = {s.index: s for s in steps}
+    for tool in asked:
+        step = by_index.get(tool.step)
+        holder = tree.spans.get(tree.parent.get(step.span.span_id) or "") if step is not None else None
+        if step is None or holder is None or _status(holder)[0] == "ok":
+            continue
+        later = [s for s in steps if s.index > step.index and tree.parent.get(s.span.span_id) == holder.span_id]
+        if not later and holder.end_ns >= step.span.end_ns:
+            tool.error = True
 
 
 def _status(span: Span) -> tuple[Literal["ok", "error"], str | None]:
