@@ -25,7 +25,7 @@ the new run's input is the request it took over.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -36,7 +36,7 @@ from otelgrade.rebuild import layers
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.continuations import split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
-from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
+from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RequestedCall, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.outputs import recorded_answer, unanswered
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.systems import by_application_span
@@ -236,12 +236,15 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     return runs
 
 
-def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[LLMFacts, bool]]:
+def innermost_calls(
+    tree: Tree, found: dict[str, LLMFacts], agents: Collection[str] = ()
+) -> dict[str, tuple[LLMFacts, bool]]:
     """The model calls among LLM spans (`found`, in tree order), each with whether it failed: a wrapper span and
     the client span of the same call are one call, the innermost, with its wrapper's record of the exchange when
     the client span shows none (and what else it lacks: the finish reason, the usage), and failed when either span
-    did. A sibling span of the same call (`layers`) wraps it the same way."""
-    wrappers = tree.holding(found.keys())
+    did. A sibling span of the same call (`layers`) wraps it the same way. An LLM span holding another only through
+    an agent's invocation (`agents`: one agent run inside another's model call) wraps nothing: two calls."""
+    wrappers = tree.holding(found.keys(), stop=agents)
     wrapper_of = tree.nearest(wrappers & found.keys())
     beside = layers.side_by_side(tree, found) if len(found) > 1 else {}
     wrapper_of.update(beside)
@@ -337,7 +340,7 @@ def build(
     status, error = _status(span)
     output = recorded_answer(run.facts.output)
     output = output if output is not None else answer
-    if output is None and steps and not steps[-1].calls and not steps[-1].failed:
+    if output is None and steps and not _asked_now(steps[-1]) and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
     if status == "ok" and steps and steps[-1].failed and not output:
         status, error = "error", _status(steps[-1].span)[1] or "the last model call failed"
@@ -468,7 +471,8 @@ def _steps(
     (the innermost counts); while the run captures content, an LLM span that shows no exchange at all
     (no messages, usage, response or failure) made no call (a framework's preparation step)."""
     found = {s: c.facts for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)}
-    called = innermost_calls(tree, found)
+    agents = {s for s in region if (c := classified.get(s)) and isinstance(c.facts, RunFacts)}
+    called = innermost_calls(tree, found, agents)
     for wrapper in found.keys() - called.keys():
         notes[wrapper] = "wraps the model call of a span below it: one LLM call, counted there"
     inner = [(tree.spans[sid], f) for sid, (f, _) in called.items()]
@@ -520,6 +524,17 @@ def _messages(run: RunFacts, steps: list[Step]) -> list[dict[str, Any]]:
     if run.output:
         out.append(msg.message("assistant", run.output))
     return out
+
+
+def _asked_now(step: Step) -> list[RequestedCall]:
+    """The calls a step's response asked for, less those its own input already holds as an earlier response's,
+    answered, beside an answer of its own (a span that keeps an agent's first response's calls and its last one's
+    text): a step left with none answered."""
+    facts = step.facts
+    if not step.calls or not msg.assistant_text(facts.output_messages):
+        return step.calls
+    earlier = {c.call_id for c in requested_calls(facts.input_messages)} & msg.tool_results(facts.input_messages).keys()
+    return [c for c in step.calls if c.call_id not in earlier]
 
 
 def _failed_in_their_step(tree: Tree, tools: list[ToolCall], steps: list[Step]) -> None:
