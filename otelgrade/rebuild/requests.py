@@ -444,6 +444,8 @@ def _link(
                 how = ""  # one request, but no call of it says control passed: a turn of a group chat
             if giver is None:  # the turn passed with no call: the next speaker carries on the same conversation
                 giver = next((r for r in reversed(top) if r is not run and _carries_on(tree, built, r, run)), None)
+            if giver is None:  # nor can a conversation say it, the model's turns not on the trace
+                giver = next((r for r in reversed(top) if r is not run and _turn_of_team(built, r, run)), None)
         if giver is not None:
             handing = built[giver.root.span_id]
             trajectory.parent_span_id = giver.root.span_id
@@ -484,6 +486,20 @@ def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: R
         return False
     said = {m.get("content") for m in after.llm_calls[0].input_messages if isinstance(m.get("content"), str)}
     return bool(before.output and before.input) and before.output in said and before.input in said
+
+
+def _turn_of_team(built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
+    """Whether a later agent's run is the next turn of the same group chat as an earlier one's, where the trace shows
+    no model call to tell it by: both spans name one team (`RunFacts.team`), and it started after the other ended."""
+    before, after = built[earlier.root.span_id], built[later.root.span_id]
+    return (
+        earlier.facts.team is not None
+        and earlier.facts.team == later.facts.team
+        and earlier.root.end_ns <= later.root.start_ns
+        and before.agent_name != after.agent_name
+        and not (before.llm_calls or after.llm_calls)
+        and "llm_calls" in (*before.lacks, *after.lacks)
+    )
 
 
 def _hands_over(trajectory: Trajectory) -> bool:
