@@ -178,7 +178,9 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     call itself when they share a parent), with the tool spans beside them that started during it."""
     found = {s: _llm_facts(classified, s) for s in llm_ids}
     said = {sid: f for sid, (f, _) in innermost_calls(tree, found).items()}
-    calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
+    calls = sorted(
+        said, key=lambda sid: (called_at(tree.spans[sid], said[sid]), len(said[sid].input_messages), tree.order[sid])
+    )
     groups = split_by_continuation([(sid, said[sid]) for sid in calls])
     if len(groups) == 1 and not any(f.input_messages or f.output_messages for f in said.values()):
         # no content to split by: the application's spans, else the answers that ended a loop
@@ -215,8 +217,11 @@ def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[L
     """The model calls among LLM spans (`found`, in tree order), each with whether it failed: a wrapper span and
     the client span of the same call are one call, the innermost, with its wrapper's record of the exchange when
     the client span shows none (and what else it lacks: the finish reason, the usage), and failed when either span
-    did. A sibling span of the same call (`layers`) wraps it the same way."""
+    did. A sibling span of the same call (`layers`) wraps it the same way. A wrapper whose record says a call
+    failed while none beneath it did made that call itself (a callback's record of a failed call, which left no
+    span of its own): it is a call, after theirs."""
     wrappers = tree.holding(found.keys())
+    wrappers -= {w for w in wrappers & found.keys() if found[w].failed and not _failure_below(tree, found, w)}
     wrapper_of = tree.nearest(wrappers & found.keys())
     beside = layers.side_by_side(tree, found) if len(found) > 1 else {}
     wrapper_of.update(beside)
@@ -228,10 +233,20 @@ def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[L
         outer_id = wrapper_of.get(sid)
         outer = found.get(outer_id or "")
         bare = not (facts.input_messages or facts.output_messages)
-        failed = is_error(tree.spans[sid]) or (outer_id is not None and is_error(tree.spans[outer_id]))
+        failed = facts.failed or is_error(tree.spans[sid]) or (outer_id is not None and is_error(tree.spans[outer_id]))
         kept = outer if outer is not None and bare and outer.input_messages else facts
         calls[sid] = (_completed(kept, outer if kept is facts else facts), failed)
     return calls
+
+
+def _failure_below(tree: Tree, found: Mapping[str, LLMFacts], wrapper: str) -> bool:
+    return any(s in found and (found[s].failed or is_error(tree.spans[s])) for s in tree.walk(wrapper)[1:])
+
+
+def called_at(span: Span, facts: LLMFacts) -> int:
+    """When a call was made, to order calls by: its span's start; for a callback's record of the last call on a
+    span not the call's own, the span's end (written when that call was logged, after the calls beneath it)."""
+    return span.end_ns if facts.overwritten else span.start_ns
 
 
 def _completed(facts: LLMFacts, other: LLMFacts | None) -> LLMFacts:
@@ -411,6 +426,8 @@ def _lacks(
         lacking.add("llm_calls")
     if run.facts.calls and is_error(run.root):
         lacking.add("llm_calls")  # calls known only from records of successful calls: the failed one left none
+    if steps and all(s.facts.overwritten for s in steps):
+        lacking |= {"llm_calls", "tool_calls"}  # only the last call's record, over the earlier ones'
     for span in unread:
         lacking |= would_hold(span)
     return [part for part in PARTS if part in lacking]
@@ -455,7 +472,7 @@ def _steps(
             calls.append((span, f))
     calls += recorded
     # Node.js timestamps are whole milliseconds: a growing history breaks ties between calls.
-    calls.sort(key=lambda sf: (sf[0].start_ns, len(sf[1].input_messages), sf[0].end_ns, tree.order[sf[0].span_id]))
+    calls.sort(key=lambda sf: (called_at(*sf), len(sf[1].input_messages), sf[0].end_ns, tree.order[sf[0].span_id]))
     recorded_ids = {id(f) for _, f in recorded}
     return [
         Step(
