@@ -89,6 +89,8 @@ def _value(value: Any) -> Any:
     """A field of the raw request or response: JSON, else a Python repr (read as a literal, no code runs)."""
     if not isinstance(value, str):
         return value
+    if value.lstrip("[ ").startswith(("{'", "'")):  # a repr: no JSON parse to fail first
+        return msg.python_literal(value)
     parsed = msg.loads(value)
     return parsed if parsed is not None else msg.python_literal(value)
 
