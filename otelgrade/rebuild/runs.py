@@ -329,7 +329,7 @@ def build(
     if output is None and steps and not steps[-1].calls and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
     if status == "ok" and steps and steps[-1].failed and not output:
-        status, error = "error", _status(steps[-1].span)[1] or "the last model call failed"
+        status, error = "error", _failure(steps[-1].span) or "the last model call failed"
     output = output.strip() or None if output and status == "ok" else None  # a failed run has no answer
 
     agents = agent_of or {}
@@ -517,14 +517,21 @@ def _status(span: Span) -> tuple[Literal["ok", "error"], str | None]:
     exceptions = [e for e in span.events if e.name == "exception"]
     if not failed(span) and (span.status_code == STATUS_OK or not exceptions or is_error(span)):
         return "ok", None
+    return "error", _failure(span) or "error"
+
+
+def _failure(span: Span) -> str | None:
+    """What the span says of a failure: its status message, else its exceptions', else its `error.*`
+    attributes (a callback's record of a failed call, on a span whose status stayed OK)."""
     if span.status_message:
-        return "error", span.status_message
-    for event in exceptions:
-        kind, message = event.attributes.get("exception.type"), event.attributes.get("exception.message")
-        described = ": ".join(str(p) for p in (kind, message) if p)
-        if described:
-            return "error", described
-    return "error", text(span.attributes.get("error.type")) or "error"
+        return span.status_message
+    for event in span.events:
+        if event.name == "exception":
+            kind, message = event.attributes.get("exception.type"), event.attributes.get("exception.message")
+            described = ": ".join(str(p) for p in (kind, message) if p)
+            if described:
+                return described
+    return text(span.attributes.get("error.message")) or text(span.attributes.get("error.type"))
 
 
 def run_dialect(classified: dict[str, Classified], root: str, region: list[str]) -> str:

@@ -116,6 +116,7 @@ def test_a_failure_recorded_on_the_application_span_is_the_runs_last_call_and_fa
     ]
     assert [(t.name, t.result) for t in run.tool_calls] == [("lookup_policy", "travel cover")]
     assert (run.status, run.output, run.lacks) == ("error", None, [])
+    assert run.error == "backend overloaded"  # what the record says, though the span's status stayed OK
 
 
 def test_with_message_logging_off_the_run_lacks_its_calls_and_no_safety_grader_passes_it() -> None:
