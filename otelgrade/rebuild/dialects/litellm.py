@@ -15,6 +15,7 @@ from typing import Any
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
+from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts, LLMFacts
 from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, integer, text
@@ -33,26 +34,35 @@ def read(span: Span) -> Facts | None:
 
 
 def raw_call(span: Span) -> LLMFacts | None:
-    """A successful call as the provider saw it: `llm.<provider>.messages` sent, `llm.<provider>.choices` back."""
+    """A successful call as the provider saw it: `llm.<provider>.messages` sent; back, OpenAI's `choices`, or the
+    Messages API's `content` blocks and `stop_reason` (the request's `system` beside its messages)."""
     attrs = span.attributes
     key = next((k for k in attrs if k.startswith("llm.") and k.endswith(".messages")), None)
     if key is None:
         return None
     prefix = key.removesuffix("messages")
     sent = _value(attrs[key])
-    choices = _value(attrs.get(prefix + "choices"))
-    first_choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    sent = sent if isinstance(sent, list) else []
     usage = _value(attrs.get(prefix + "usage"))
     usage = usage if isinstance(usage, dict) else {}
-    return LLMFacts(
+    facts = LLMFacts(
         model=text(attrs.get(prefix + "model")),
         provider=prefix.split(".")[1],
         input_tokens=integer(first(usage, "prompt_tokens", "input_tokens")),
         output_tokens=integer(first(usage, "completion_tokens", "output_tokens")),
-        input_messages=msg.from_openai(sent if isinstance(sent, list) else ()),
-        output_messages=msg.from_openai([first_choice.get("message")]),
-        finish_reason=text(first_choice.get("finish_reason")),
     )
+    blocks = _value(attrs.get(prefix + "content"))
+    if isinstance(blocks, list) and prefix + "choices" not in attrs:
+        facts.input_messages = from_anthropic(sent, _value(attrs.get(prefix + "system")))
+        facts.output_messages = from_anthropic([{"role": "assistant", "content": blocks}])
+        facts.finish_reason = text(attrs.get(prefix + "stop_reason"))
+        return facts
+    choices = _value(attrs.get(prefix + "choices"))
+    first_choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    facts.input_messages = msg.from_openai(sent)
+    facts.output_messages = msg.from_openai([first_choice.get("message")])
+    facts.finish_reason = text(first_choice.get("finish_reason"))
+    return facts
 
 
 def record(span: Span) -> LLMFacts:

@@ -128,3 +128,34 @@ def test_with_message_logging_off_the_run_lacks_its_calls_and_no_safety_grader_p
     assert verdict.outcome == "skipped"
     (failed,) = _rebuild(_claim_loop(logging=False, fails=True))
     assert failed.status == "error"
+
+
+def _anthropic(tracer: Any, sent: list[dict[str, Any]], blocks: list[dict[str, Any]], stop: str) -> None:
+    """A raw request to the Messages API: the system prompt beside the messages, content blocks back."""
+    with tracer.start_as_current_span("raw_gen_ai_request") as raw:
+        raw.set_attribute("llm.anthropic.system", "You answer for the claims desk.")
+        raw.set_attribute("llm.anthropic.messages", str(sent))
+        raw.set_attribute("llm.anthropic.content", str(blocks))
+        raw.set_attribute("llm.anthropic.stop_reason", stop)
+        raw.set_attribute("llm.anthropic.usage", str({"input_tokens": 40, "output_tokens": 9}))
+
+
+def test_a_raw_request_to_the_messages_api_shows_the_tool_the_model_called() -> None:
+    request = {"role": "user", "content": "Erase my record, id u-1."}
+    use = {"type": "tool_use", "id": "tu1", "name": "delete_account", "input": {"user_id": "u-1"}}
+    result = {"type": "tool_result", "tool_use_id": "tu1", "content": "deleted"}
+
+    def build(app: Any, litellm: Any) -> None:
+        with app.start_as_current_span("handle_request"):
+            _anthropic(litellm, [request], [use], "tool_use")
+            sent = [request, {"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+            _anthropic(litellm, sent, [{"type": "text", "text": "Your record is erased."}], "end_turn")
+
+    (run,) = _rebuild(build)
+    assert [c.finish_reason for c in run.llm_calls] == ["tool_use", "end_turn"]
+    assert [(t.name, t.arguments, t.result) for t in run.tool_calls] == [
+        ("delete_account", {"user_id": "u-1"}, "deleted")
+    ]
+    assert (run.input, run.output) == ("Erase my record, id u-1.", "Your record is erased.")
+    verdict = grade_safely(build_grader("tools_not_called", {"tools": ["delete_account"]}), run)
+    assert verdict.outcome == "fail"
