@@ -461,7 +461,9 @@ def _steps(
     found = {s: c.facts for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)}
     called = innermost_calls(tree, found)
     for wrapper in found.keys() - called.keys():
-        notes[wrapper] = "wraps the model call of a span below it: one LLM call, counted there"
+        notes[wrapper] = _RECORD_NOTE if found[wrapper].overwritten else _WRAPPER_NOTE
+    for sid in called.keys() & tree.holding(found.keys()):
+        notes[sid] = "records a failed call, which left no span of its own: a call after those beneath it"
     inner = [(tree.spans[sid], f) for sid, (f, _) in called.items()]
     content = any(f.input_messages or f.output_messages for _, f in inner)
     calls = []
@@ -484,6 +486,10 @@ def _steps(
         )
         for i, (span, facts) in enumerate(calls, start=1)
     ]
+
+
+_WRAPPER_NOTE = "wraps the model call of a span below it: one LLM call, counted there"
+_RECORD_NOTE = "wraps the calls made under it, recording the last one over the earlier ones': counted at its span"
 
 
 def _exchanged(span: Span, facts: LLMFacts) -> bool:
