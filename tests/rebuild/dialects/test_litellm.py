@@ -5,6 +5,7 @@ on the application's span, the last call's over the earlier ones', a failure's `
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
 from typing import Any
 
 from opentelemetry import trace
@@ -125,7 +126,7 @@ def test_with_message_logging_off_the_run_lacks_its_calls_and_no_safety_grader_p
     (run,) = _rebuild(_claim_loop(logging=False))
     assert {"llm_calls", "tool_calls", "input", "output"} <= set(run.lacks)
     verdict = grade_safely(build_grader("tools_not_called", {"tools": ["lookup_policy"]}), run)
-    assert verdict.outcome == "skipped"
+    assert not isinstance(verdict, Future) and verdict.outcome == "skipped"
     (failed,) = _rebuild(_claim_loop(logging=False, fails=True))
     assert failed.status == "error"
 
@@ -148,7 +149,11 @@ def test_a_raw_request_to_the_messages_api_shows_the_tool_the_model_called() -> 
     def build(app: Any, litellm: Any) -> None:
         with app.start_as_current_span("handle_request"):
             _anthropic(litellm, [request], [use], "tool_use")
-            sent = [request, {"role": "assistant", "content": [use]}, {"role": "user", "content": [result]}]
+            sent: list[dict[str, Any]] = [
+                request,
+                {"role": "assistant", "content": [use]},
+                {"role": "user", "content": [result]},
+            ]
             _anthropic(litellm, sent, [{"type": "text", "text": "Your record is erased."}], "end_turn")
 
     (run,) = _rebuild(build)
@@ -158,4 +163,4 @@ def test_a_raw_request_to_the_messages_api_shows_the_tool_the_model_called() -> 
     ]
     assert (run.input, run.output) == ("Erase my record, id u-1.", "Your record is erased.")
     verdict = grade_safely(build_grader("tools_not_called", {"tools": ["delete_account"]}), run)
-    assert verdict.outcome == "fail"
+    assert not isinstance(verdict, Future) and verdict.outcome == "fail"
