@@ -18,17 +18,19 @@ from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts, LLMFacts
-from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, integer, text
+from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, has_any, integer, text
 
 RAW_SPAN = "raw_gen_ai_request"
 OWN_SPANS = frozenset({RAW_SPAN, "litellm_request", "Received Proxy Server Request"})
 _CALL_ID = "litellm.call_id"
+# A span another instrumentation wrote (an agent's, a workflow's) keeps its kind when LiteLLM writes a call over it.
+_OTHER_KINDS = ("traceloop.span.kind", "openinference.span.kind")
 
 
 def read(span: Span) -> Facts | None:
     if span.name == RAW_SPAN:
         return raw_call(span)
-    if _CALL_ID in span.attributes:
+    if _CALL_ID in span.attributes and not has_any(span.attributes, _OTHER_KINDS):
         return record(span)
     return None
 

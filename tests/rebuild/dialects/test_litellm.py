@@ -164,3 +164,24 @@ def test_a_raw_request_to_the_messages_api_shows_the_tool_the_model_called() -> 
     assert (run.input, run.output) == ("Erase my record, id u-1.", "Your record is erased.")
     verdict = grade_safely(build_grader("tools_not_called", {"tools": ["delete_account"]}), run)
     assert not isinstance(verdict, Future) and verdict.outcome == "fail"
+
+
+def test_an_agent_span_that_litellm_writes_its_calls_over_stays_the_agents() -> None:
+    """A framework traced by another instrumentation calls its model through LiteLLM: the agent's span keeps its
+    kind, and the raw spans beneath it are its calls."""
+
+    request = [SYSTEM, {"role": "user", "content": "What does policy PX-2 cover?"}]
+    asked = _asks("c1", "lookup_policy", {"policy_id": "PX-2"})
+
+    def build(app: Any, litellm: Any) -> None:
+        with app.start_as_current_span("claims_desk.agent") as desk:
+            desk.set_attribute("traceloop.span.kind", "agent")
+            desk.set_attribute("traceloop.entity.name", "claims_desk")
+            _completion(litellm, request, asked)
+            then = [*request, asked, _answer("c1", "travel cover")]
+            _completion(litellm, then, {"role": "assistant", "content": "PX-2 has travel cover."})
+
+    runs = _rebuild(build)
+    assert [(r.agent_name, len(r.llm_calls), [t.name for t in r.tool_calls]) for r in runs] == [
+        ("claims_desk", 2, ["lookup_policy"])
+    ]
