@@ -401,21 +401,23 @@ def _lacks(
     run: Run, steps: list[Step], tools: list[ToolCall], request: str | None, messages: list[Any], unread: list[Span]
 ) -> list[Part]:
     """The parts this run's trace does not carry. With no message content anywhere (content capture off or
-    redacted), none of the content parts is there; with content, the request when none shows and tool
-    arguments when no call has any; without a single model-call span, the LLM calls; and whatever the spans
-    no dialect understood would have held."""
-    content = bool(
-        messages
-        or run.facts.input
-        or run.facts.output
-        or any(s.facts.input_messages or s.facts.output_messages for s in steps)
-    )
+    redacted), none of the content parts is there; with content, the request when none shows, the conversation
+    and the tools' arguments and results when the model calls record no messages (a framework's spans that write
+    the request and the answer whatever the content switch says), and tool arguments when no call has any;
+    without a single model-call span, the LLM calls; and whatever the spans no dialect understood would have
+    held."""
+    exchanged = any(s.facts.input_messages or s.facts.output_messages for s in steps)
+    content = bool(messages or run.facts.input or run.facts.output or request or exchanged)
     lacking: set[Part] = set()
     if not content:
         lacking |= {"input", "output", "messages", "tool_arguments", "tool_results"}
     else:
         if request is None:
             lacking.add("input")
+        if steps and not exchanged and not run.facts.messages:
+            lacking |= {"messages", "tool_arguments", "tool_results"}  # the model calls' content is off
+            if not run.facts.output and not is_error(run.root):
+                lacking.add("output")  # and no span recorded the answer
         lacking |= _exchanges_unrecorded(run.facts, steps, messages, tools)
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")
