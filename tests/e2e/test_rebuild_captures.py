@@ -97,6 +97,8 @@ def differences(expected: dict[str, Any], got: Trajectory) -> list[str]:
     if "llm_calls" not in lacks and len(got.llm_calls) != expected["llm_calls"]:
         problems.append(f"{len(got.llm_calls)} LLM calls != {expected['llm_calls']}")
     want, have = expected["tool_calls"], got.tool_calls
+    if "tool_calls" in lacks:
+        return problems  # the calls the trace cannot show are not compared
     if [t["name"] for t in want] != [t.name for t in have]:
         problems.append(f"tools {[t.name for t in have]} != {[t['name'] for t in want]}")
         return problems
