@@ -31,6 +31,10 @@ class LLMFacts:
     input_messages: list[dict[str, Any]] = field(default_factory=list)
     output_messages: list[dict[str, Any]] = field(default_factory=list)
     finish_reason: str | None = None
+    failed: bool = False  # the record says the call failed, whatever its span's status
+    # a callback's record of the last call made while a span not the call's own was current (earlier calls'
+    # records overwritten): how many calls it stands for, and what they asked for, is not on it
+    overwritten: bool = False
 
 
 @dataclass(slots=True)
@@ -56,6 +60,7 @@ class RunFacts:
     fallback_input: str | None = None  # a guess at the request (e.g. a function argument), used last
     calls: list[LLMFacts] = field(default_factory=list)  # model calls recorded on the run span itself (no span each)
     tool_records: list[ToolFacts] = field(default_factory=list)  # tool runs recorded there (name, arguments, result)
+    team: str | None = None  # the agent system instance (a group chat) the run is a turn of, where its span says
 
 
 @dataclass(slots=True)

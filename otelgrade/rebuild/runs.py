@@ -25,7 +25,7 @@ the new run's input is the request it took over.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -36,7 +36,7 @@ from otelgrade.rebuild import layers
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.continuations import join_called_conversations, split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
-from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
+from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RequestedCall, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.outputs import recorded_answer, reports_failure, unanswered
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.systems import by_application_span
@@ -167,9 +167,34 @@ def _chain_runs(tree: Tree, classified: dict[str, Classified]) -> list[Run]:
             lost.setdefault(parent_id, []).append(sid)
         else:
             runs.append(Run(tree.spans[sid], [sid], RunFacts(), agent=False))
-    for parent_id, orphans in lost.items():
+    for parent_id, orphans in _called_in_steps(tree, chains, lost).items():
         runs.append(Run(_missing_span(tree, parent_id, orphans), orphans, RunFacts(), agent=False))
     return runs
+
+
+def _called_in_steps(tree: Tree, chains: set[str], lost: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Orphaned spans under a missing parent that ran wholly inside a step of another such group, after that
+    step began (an agent the step called, whose own span and the call's never arrived, as when the call failed)
+    are that group's: one run, not a request of their own."""
+    if len(lost) < 2:
+        return lost
+    window = {
+        p: (min(tree.spans[o].start_ns for o in orphans), max(tree.spans[o].end_ns for o in orphans))
+        for p, orphans in lost.items()
+    }
+    into: dict[str, str] = {}
+    for p, (start, end) in window.items():
+        for q, orphans in lost.items():
+            steps = [tree.spans[o] for o in orphans if o in chains]
+            if q != p and any(s.start_ns < start and end <= s.end_ns for s in steps):
+                into[p] = q
+    out: dict[str, list[str]] = {}
+    for p, orphans in lost.items():
+        q = p
+        while q in into and into[q] != p:
+            q = into[q]
+        out.setdefault(q, []).extend(orphans)
+    return out
 
 
 def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: set[str], notes: Notes) -> list[Run]:
@@ -178,7 +203,9 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     call itself when they share a parent), with the tool spans beside them that started during it."""
     found = {s: _llm_facts(classified, s) for s in llm_ids}
     said = {sid: f for sid, (f, _) in innermost_calls(tree, found).items()}
-    calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
+    calls = sorted(
+        said, key=lambda sid: (called_at(tree.spans[sid], said[sid]), len(said[sid].input_messages), tree.order[sid])
+    )
     ordered = [(sid, said[sid]) for sid in calls]
     times = {sid: (tree.spans[sid].start_ns, tree.spans[sid].end_ns) for sid in calls}
     groups = join_called_conversations(ordered, split_by_continuation(ordered), times)
@@ -219,12 +246,18 @@ def _said_text(facts: LLMFacts) -> bool:
     return bool(facts.input_messages) or any(m.get("content") for m in facts.output_messages)
 
 
-def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[LLMFacts, bool]]:
+def innermost_calls(
+    tree: Tree, found: dict[str, LLMFacts], agents: Collection[str] = ()
+) -> dict[str, tuple[LLMFacts, bool]]:
     """The model calls among LLM spans (`found`, in tree order), each with whether it failed: a wrapper span and
     the client span of the same call are one call, the innermost, with its wrapper's record of the exchange when
     the client span shows none (and what else it lacks: the finish reason, the usage), and failed when either span
-    did. A sibling span of the same call (`layers`) wraps it the same way."""
-    wrappers = tree.holding(found.keys())
+    did. A sibling span of the same call (`layers`) wraps it the same way. A wrapper whose record says a call
+    failed while none beneath it did made that call itself (a callback's record of a failed call, which left no
+    span of its own): it is a call, after theirs. An LLM span holding another only through an agent's invocation
+    (`agents`: one agent run inside another's model call) wraps nothing: two calls."""
+    wrappers = tree.holding(found.keys(), stop=agents)
+    wrappers -= {w for w in wrappers & found.keys() if found[w].failed and not _failure_below(tree, found, w)}
     wrapper_of = tree.nearest(wrappers & found.keys())
     beside = layers.side_by_side(tree, found) if len(found) > 1 else {}
     wrapper_of.update(beside)
@@ -236,10 +269,20 @@ def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[L
         outer_id = wrapper_of.get(sid)
         outer = found.get(outer_id or "")
         bare = not (facts.input_messages or facts.output_messages)
-        failed = is_error(tree.spans[sid]) or (outer_id is not None and is_error(tree.spans[outer_id]))
+        failed = facts.failed or is_error(tree.spans[sid]) or (outer_id is not None and is_error(tree.spans[outer_id]))
         kept = outer if outer is not None and bare and outer.input_messages else facts
         calls[sid] = (_completed(kept, outer if kept is facts else facts), failed)
     return calls
+
+
+def _failure_below(tree: Tree, found: Mapping[str, LLMFacts], wrapper: str) -> bool:
+    return any(s in found and (found[s].failed or is_error(tree.spans[s])) for s in tree.walk(wrapper)[1:])
+
+
+def called_at(span: Span, facts: LLMFacts) -> int:
+    """When a call was made, to order calls by: its span's start; for a callback's record of the last call on a
+    span not the call's own, the span's end (written when that call was logged, after the calls beneath it)."""
+    return span.end_ns if facts.overwritten else span.start_ns
 
 
 def _completed(facts: LLMFacts, other: LLMFacts | None) -> LLMFacts:
@@ -306,6 +349,7 @@ def build(
         (tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, ToolFacts)
     ]
     tools, answer = tool_calls(tree, executions, steps, records, notes, returned=run.facts.output)
+    _failed_in_their_step(tree, tools, steps)
     messages = _messages(run.facts, steps)
 
     first_input = steps[0].facts.input_messages if steps else []
@@ -319,10 +363,10 @@ def build(
     status, error = _status(span)
     output = recorded_answer(run.facts.output)
     output = output if output is not None else answer
-    if output is None and steps and not steps[-1].calls and not steps[-1].failed:
+    if output is None and steps and not _asked_now(steps[-1]) and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
     if status == "ok" and steps and steps[-1].failed and (not output or reports_failure(output, steps[-1].span)):
-        status, error = "error", _status(steps[-1].span)[1] or "the last model call failed"
+        status, error = "error", _failure(steps[-1].span) or "the last model call failed"
     output = output.strip() or None if output and status == "ok" else None  # a failed run has no answer
 
     agents = agent_of or {}
@@ -421,6 +465,8 @@ def _lacks(
         lacking.add("llm_calls")
     if run.facts.calls and is_error(run.root):
         lacking.add("llm_calls")  # calls known only from records of successful calls: the failed one left none
+    if steps and all(s.facts.overwritten for s in steps):
+        lacking |= {"llm_calls", "tool_calls"}  # only the last call's record, over the earlier ones'
     for span in unread:
         lacking |= would_hold(span)
     return [part for part in PARTS if part in lacking]
@@ -455,9 +501,12 @@ def _steps(
     (the innermost counts); while the run captures content, an LLM span that shows no exchange at all
     (no messages, usage, response or failure) made no call (a framework's preparation step)."""
     found = {s: c.facts for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)}
-    called = innermost_calls(tree, found)
+    agents = {s for s in region if (c := classified.get(s)) and isinstance(c.facts, RunFacts)}
+    called = innermost_calls(tree, found, agents)
     for wrapper in found.keys() - called.keys():
-        notes[wrapper] = "wraps the model call of a span below it: one LLM call, counted there"
+        notes[wrapper] = _RECORD_NOTE if found[wrapper].overwritten else _WRAPPER_NOTE
+    for sid in called.keys() & tree.holding(found.keys(), stop=agents):
+        notes[sid] = "records a failed call, which left no span of its own: a call after those beneath it"
     inner = [(tree.spans[sid], f) for sid, (f, _) in called.items()]
     content = any(f.input_messages or f.output_messages for _, f in inner)
     calls = []
@@ -468,7 +517,7 @@ def _steps(
             calls.append((span, f))
     calls += recorded
     # Node.js timestamps are whole milliseconds: a growing history breaks ties between calls.
-    calls.sort(key=lambda sf: (sf[0].start_ns, len(sf[1].input_messages), sf[0].end_ns, tree.order[sf[0].span_id]))
+    calls.sort(key=lambda sf: (called_at(*sf), len(sf[1].input_messages), sf[0].end_ns, tree.order[sf[0].span_id]))
     recorded_ids = {id(f) for _, f in recorded}
     return [
         Step(
@@ -480,6 +529,10 @@ def _steps(
         )
         for i, (span, facts) in enumerate(calls, start=1)
     ]
+
+
+_WRAPPER_NOTE = "wraps the model call of a span below it: one LLM call, counted there"
+_RECORD_NOTE = "wraps the calls made under it, recording the last one over the earlier ones': counted at its span"
 
 
 def _exchanged(span: Span, facts: LLMFacts) -> bool:
@@ -509,18 +562,53 @@ def _messages(run: RunFacts, steps: list[Step]) -> list[dict[str, Any]]:
     return out
 
 
+def _asked_now(step: Step) -> list[RequestedCall]:
+    """The calls a step's response asked for, less those its own input already holds as an earlier response's,
+    answered, beside an answer of its own (a span that keeps an agent's first response's calls and its last one's
+    text): a step left with none answered."""
+    facts = step.facts
+    if not step.calls or not msg.assistant_text(facts.output_messages):
+        return step.calls
+    earlier = {c.call_id for c in requested_calls(facts.input_messages)} & msg.tool_results(facts.input_messages).keys()
+    return [c for c in step.calls if c.call_id not in earlier]
+
+
+def _failed_in_their_step(tree: Tree, tools: list[ToolCall], steps: list[Step]) -> None:
+    """Calls a model asked for that left no execution and no result, where the step holding that model call failed
+    after it with no later model call of its own (an agent's step that raised while running them): they failed."""
+    asked = [t for t in tools if t.witnesses == ["request"] and not t.error and t.result is None]
+    if not asked:
+        return
+    by_index = {s.index: s for s in steps}
+    for tool in asked:
+        step = by_index.get(tool.step)
+        holder = tree.spans.get(tree.parent.get(step.span.span_id) or "") if step is not None else None
+        if step is None or holder is None or _status(holder)[0] == "ok":
+            continue
+        later = [s for s in steps if s.index > step.index and tree.parent.get(s.span.span_id) == holder.span_id]
+        if not later and holder.end_ns >= step.span.end_ns:
+            tool.error = True
+
+
 def _status(span: Span) -> tuple[Literal["ok", "error"], str | None]:
     exceptions = [e for e in span.events if e.name == "exception"]
     if not failed(span) and (span.status_code == STATUS_OK or not exceptions or is_error(span)):
         return "ok", None
+    return "error", _failure(span) or "error"
+
+
+def _failure(span: Span) -> str | None:
+    """What the span says of a failure: its status message, else its exceptions', else its `error.*`
+    attributes (a callback's record of a failed call, on a span whose status stayed OK)."""
     if span.status_message:
-        return "error", span.status_message
-    for event in exceptions:
-        kind, message = event.attributes.get("exception.type"), event.attributes.get("exception.message")
-        described = ": ".join(str(p) for p in (kind, message) if p)
-        if described:
-            return "error", described
-    return "error", text(span.attributes.get("error.type")) or "error"
+        return span.status_message
+    for event in span.events:
+        if event.name == "exception":
+            kind, message = event.attributes.get("exception.type"), event.attributes.get("exception.message")
+            described = ": ".join(str(p) for p in (kind, message) if p)
+            if described:
+                return described
+    return text(span.attributes.get("error.message")) or text(span.attributes.get("error.type"))
 
 
 def run_dialect(classified: dict[str, Classified], root: str, region: list[str]) -> str:
