@@ -129,7 +129,8 @@ def _sdk_spans(build: Any) -> list[Span]:
     build(provider.get_tracer("langgraph-like"))
     provider.shutdown()
     body = encode_spans(exporter.get_finished_spans()).SerializeToString()
-    return decode_traces(body).spans
+    spans: list[Span] = [*decode_traces(body).spans]
+    return spans
 
 
 def _chat(tracer: Any, inputs: list[dict[str, Any]], outputs: list[dict[str, Any]]) -> None:
