@@ -4,7 +4,8 @@ Agents (all on the scripted model through chat completions): front_counter, the 
 custom-named handoffs (`refer_to_adjuster` to loss_adjuster, `hand_off_closures` to closures_desk) and asks
 ledger_clerk through its tool form `query_ledger_clerk`; loss_adjuster looks up policies, files claims and pays out
 (`issue_payout` fails); closures_desk closes accounts; ledger_clerk reads claim statuses. OpenLIT instruments
-both the Agents SDK (through its tracing processor) and the OpenAI client, with message content on.
+both the Agents SDK (its tracing processor replaces the SDK's own, so nothing is sent elsewhere) and the
+OpenAI client, with message content on.
 Each scenario is one request (`Runner.run`) wrapped in a `handle_request` span, as a web service would.
 
 The ground truth comes from the SDK's own RunHooks (passed to the runner and to the agent tool's nested run) and
@@ -27,7 +28,6 @@ from agents import (
     Runner,
     function_tool,
     handoff,
-    set_tracing_export_api_key,
 )
 from client import Scenario, failure, text, tool
 from insurance import REQUESTS, run_recorded
@@ -35,7 +35,6 @@ from openai import AsyncOpenAI
 from opentelemetry import trace
 
 SERVICE = "claims-desk"
-set_tracing_export_api_key("")  # the SDK's own exporter to the vendor's backend stays idle
 openlit.init(
     otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
     application_name=SERVICE,
