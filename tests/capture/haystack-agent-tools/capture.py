@@ -6,7 +6,9 @@ component's name stands on the trace); it files claims (lookup_policy, file_clai
 (premium_quote) and delegates the rest to settlement_officer through the agent tool `ask_settlement_officer`.
 settlement_officer is an Agent of its own with claim_status, issue_payout (fails) and delete_account. Both run
 OpenAIChatGenerator on the scripted model (retries off). A failing tool does not stop an agent (its default): the
-model gets the failure as the tool's result. Each request is wrapped in a `handle_request` span.
+model gets the failure as the tool's result. Each request is wrapped in a `handle_request` span. Run as
+../haystack-agent-tools-default/capture.py (DEFAULT_SETTINGS=True), content tracing stays off, and every run's
+ground truth lists in `lacks` what that trace cannot carry.
 
 The ground truth is one request run per request, entered at intake_clerk: every agent's model calls (counted at
 the HTTP client), the tool calls in the order they started (the agent tool with the arguments the model gave and
@@ -37,7 +39,9 @@ provider = TracerProvider(resource=Resource.create({"service.name": "claims-inta
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
 tracing.enable_tracing(OpenTelemetryTracer(provider.get_tracer("haystack")))
-tracing.tracer.is_content_tracing_enabled = True  # or HAYSTACK_CONTENT_TRACING_ENABLED=true
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # content tracing left off, Haystack's default
+tracing.tracer.is_content_tracing_enabled = not DEFAULT_SETTINGS  # or HAYSTACK_CONTENT_TRACING_ENABLED=true
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what the default trace cannot carry
 tracer = trace.get_tracer("claims-intake")
 s: Scenario  # the scenario being captured; the tools record into its request run
 model_calls: Counter[str] = Counter()
@@ -129,7 +133,7 @@ def run(request: str) -> None:
     except Exception as exc:
         print(f"   run failed as scripted: {type(exc).__name__}: {str(exc)[:160]}")
         output, status = None, "error"
-    s.finish(output, status, sum(model_calls.values()))
+    s.finish(output, status, sum(model_calls.values()), lacks=LACKS if DEFAULT_SETTINGS else None)
     truth.update(
         handoffs=[],
         nested_runs_allowed=True,
