@@ -7,7 +7,9 @@ that order: each agent gets the previous agent's answer as its task, and the las
 orchestration's result. Tools reach the model as `<Plugin>-<function>`. The agents stream chat completions
 from an AsyncOpenAI client at OPENAI_BASE_URL. SK reads its switches at import:
 SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS(_SENSITIVE); chat content is written as Python log
-records, sent here through an OTLP LoggerProvider. Each request is wrapped in a `handle_request` span.
+records, sent here through an OTLP LoggerProvider. Each request is wrapped in a `handle_request` span. Run as
+../semantic-kernel-sequential-default/capture.py (DEFAULT_SETTINGS=True), only the non-sensitive switch is on
+and every run's ground truth lists in `lacks` what the spans then cannot carry.
 
 The ground truth is the request run of the orchestration, entered at shipment_tracker: the user's request, the
 orchestration's result (reply_writer's answer), every agent's model calls (counted at each agent's HTTP client, a
@@ -23,7 +25,10 @@ import warnings
 from itertools import pairwise
 
 os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS"] = "true"
-os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
+# with DEFAULT_SETTINGS (the -default source) the sensitive switch stays off: spans without content
+os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = str(
+    not globals().get("DEFAULT_SETTINGS", False)
+).lower()
 
 import httpx2
 from client import Scenario, failure, text, tool
@@ -44,6 +49,8 @@ from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
 from semantic_kernel.functions import kernel_function
 from shipping import shipping_tools
 
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what spans without content lack
 resource = Resource.create({"service.name": "parcel-desk"})
 provider = TracerProvider(resource=resource)
 provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
@@ -136,7 +143,7 @@ async def run(request: str) -> None:
         await runtime.stop_when_idle()
     for call in truth["tool_calls"]:  # the functions reach the model as <Plugin>-<function>
         call["name"] = f"{PLUGIN[call['name']]}-{call['name']}"
-    s.finish(output, status, len(acted))
+    s.finish(output, status, len(acted), lacks=LACKS if DEFAULT_SETTINGS else None)
     truth.update(
         handoffs=[{"from": a, "to": b} for a, b in pairwise(acted) if a != b],
         nested_runs_allowed=True,
