@@ -7,7 +7,8 @@ running another `AssistantAgent` on the task the model gives it, answering with 
 delete_account; route_desk has trace_shipment and reroute_shipment, postage_desk refund_postage (which fails).
 Every agent is on `OpenAIChatCompletionClient` (Chat Completions against OPENAI_BASE_URL; the lead's without
 parallel tool calls, as AgentTool requires) and calls its tools until it answers in text. Each request is
-wrapped in a `handle_request` span.
+wrapped in a `handle_request` span. Run from ../autogen-agenttool-openinference-redacted/capture.py, OpenInference's
+hide switches are on and every run lists in `lacks` what the trace cannot carry.
 
 The ground truth is the request run of shipping_lead: the user's request, its answer, every agent's model calls
 (counted at each agent's HTTP client, a retry not counted again), and the tool calls in the order they started:
@@ -46,6 +47,7 @@ warnings.filterwarnings("ignore", "Resolved model mismatch")  # the scripted mod
 s: Scenario  # the scenario being captured; the tools record into its request run
 acted: list[str] = []  # the agent behind each model call of the request in progress
 TOOLS = shipping_tools(lambda: s)
+HIDDEN = globals().get("HIDDEN")  # what the trace cannot carry, with the hide switches on
 DESKS = {"route_desk", "postage_desk"}
 
 
@@ -124,7 +126,7 @@ async def run(request: str) -> None:
         print(f"   run failed as scripted: {type(exc).__name__}: {exc}")
         output, status = None, "error"
     fill_agent_tools(truth["tool_calls"], seen)
-    s.finish(output, status, len(acted))
+    s.finish(output, status, len(acted), lacks=HIDDEN)
     truth.update(
         handoffs=[],
         nested_runs_allowed=True,
