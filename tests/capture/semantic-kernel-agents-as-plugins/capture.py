@@ -6,7 +6,9 @@ desk_manager has the agents depot_router (plugin `Depot`: trace_shipment, rerout
 (plugin `Postage`: refund_postage, which fails) and the plugin `Accounts` (delete_account). Every agent streams
 chat completions from an AsyncOpenAI client at OPENAI_BASE_URL. SK reads its switches at import:
 SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS(_SENSITIVE); chat content is written as Python log
-records, sent here through an OTLP LoggerProvider. Each request is wrapped in a `handle_request` span.
+records, sent here through an OTLP LoggerProvider. Each request is wrapped in a `handle_request` span. Run as
+../semantic-kernel-agents-as-plugins-default/capture.py (DEFAULT_SETTINGS=True), only the non-sensitive switch is
+on and every run's ground truth lists in `lacks` what the spans then cannot carry.
 
 The ground truth is the request run of desk_manager: the user's request, its answer, every agent's model calls
 (counted at each agent's HTTP client, a retry not counted again), and the tool calls as the model named them in
@@ -23,7 +25,10 @@ import os
 import warnings
 
 os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS"] = "true"
-os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
+# with DEFAULT_SETTINGS (the -default source) the sensitive switch stays off: spans without content
+os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = str(
+    not globals().get("DEFAULT_SETTINGS", False)
+).lower()
 
 import httpx2
 from client import Scenario, failure, text, tool
@@ -44,6 +49,8 @@ from semantic_kernel.filters import AutoFunctionInvocationContext, FilterTypes
 from semantic_kernel.functions import kernel_function
 from shipping import shipping_tools
 
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what spans without content lack
 resource = Resource.create({"service.name": "parcel-desk"})
 provider = TracerProvider(resource=resource)
 provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
@@ -150,7 +157,7 @@ async def run(request: str) -> None:
     for call in truth["tool_calls"]:  # the plain functions reach the model as <Plugin>-<function>
         if call["name"] in PLUGIN:
             call["name"] = f"{PLUGIN[call['name']]}-{call['name']}"
-    s.finish(output, status, len(acted))
+    s.finish(output, status, len(acted), lacks=LACKS if DEFAULT_SETTINGS else None)
     truth.update(
         handoffs=[],
         nested_runs_allowed=True,
