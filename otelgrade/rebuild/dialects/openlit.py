@@ -22,7 +22,10 @@ OpenLIT writes GenAI attribute names, not always with their meaning:
   keeps only `error.type`: a failed agent is known by its span name, a failed kickoff is a step that still holds
   the request.) A coworker's flow inside a delegation tool's span is that coworker's work, the agent the tool's
   arguments name.
-Other libraries' spans (agent frameworks, provider SDKs) follow the GenAI conventions, read by `genai.py`.
+- Agent frameworks' own runs (the OpenAI Agents SDK): an agent's invocation is `invoke_agent <agent>`; each of its
+  turns an `invoke_agent` with no agent name (a step); a handoff an `invoke_agent <to>` with
+  `gen_ai.agent.source` = the agent it came from, with nothing under it (a handoff the span states).
+Other libraries' spans (provider SDKs) follow the GenAI conventions, read by `genai.py`.
 """
 
 from __future__ import annotations
@@ -35,12 +38,13 @@ from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
-from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts, TransferFacts
 from otelgrade.rebuild.span_readers import is_error, text
 
 SCOPE = "openlit.instrumentation."
 _CREWAI = "crewai"
 _CREW_AGENTS = "gen_ai.crewai.crew.agents"  # on the crew's kickoff only
+_SOURCE = "gen_ai.agent.source"  # on the span OpenLIT writes for a handoff: the agent it came from
 _REACT_MODEL_NODE = "agent"  # the node of langgraph.prebuilt.create_react_agent that calls the model
 _RUN_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _COMMAND = "Command("
@@ -87,6 +91,11 @@ def agent_or_step(span: Span) -> Facts:
         library == _CREWAI and name is None and "gen_ai.operation.name" in span.attributes
     ):  # (a failed agent has neither)
         return ChainFacts("a method of CrewAI's agent executor flow (it names no agent): a step of the agent's run")
+    source = text(span.attributes.get(_SOURCE))
+    if name is not None and source is not None and source != name:
+        return TransferFacts(to_agent=name, from_agent=source)
+    if name is None and "gen_ai.operation.name" in span.attributes:
+        return ChainFacts("an agent's turn (OpenLIT names it invoke_agent with no agent): a step of the agent's run")
     return genai.agent(span)
 
 
