@@ -442,8 +442,9 @@ def _link(
                 _names_next(built, giver, run) or is_transfer(built[giver.root.span_id].tool_calls[-1].name)
             ):
                 how = ""  # one request, but no call of it says control passed: a turn of a group chat
-            if giver is None:  # the turn passed with no call: the next speaker carries on the same conversation
+            if giver is None:  # the turn passed with no call: the next agent carries on the same conversation
                 giver = next((r for r in reversed(top) if r is not run and _carries_on(tree, built, r, run)), None)
+                how = "" if giver is not None else how  # one request; no agent transferred control
             if giver is None:  # nor can a conversation say it, the model's turns not on the trace
                 giver = next((r for r in reversed(top) if r is not run and _turn_of_team(built, r, run)), None)
         if giver is not None:
@@ -475,9 +476,10 @@ def _unseen_givers(
 
 
 def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
-    """Whether a later agent's run carries on an earlier one's conversation, as the next speaker of a group chat
-    does: another agent, started after the earlier run ended, under no instrumented span they share (a system
-    span joins its agents itself), whose first model call was given both the earlier run's request and answer."""
+    """Whether a later agent's run carries on an earlier one's work, as the next step of a pipeline or the next
+    speaker of a group chat does: another agent, started after the earlier run ended, under no instrumented span
+    they share (a system span joins its agents itself), whose first model call was given the earlier run's
+    answer."""
     before, after = built[earlier.root.span_id], built[later.root.span_id]
     if earlier.root.end_ns > later.root.start_ns or before.agent_name == after.agent_name or not after.llm_calls:
         return False
@@ -485,7 +487,7 @@ def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: R
     if any(instrumented(tree.spans[s]) for s in shared if s in tree.spans):
         return False
     said = {m.get("content") for m in after.llm_calls[0].input_messages if isinstance(m.get("content"), str)}
-    return bool(before.output and before.input) and before.output in said and before.input in said
+    return bool(before.output) and before.output in said
 
 
 def _turn_of_team(built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:

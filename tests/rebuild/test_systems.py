@@ -192,10 +192,10 @@ def test_a_transfer_that_left_no_call_is_a_handoff_when_the_next_agent_acts_and_
     assert request.handoffs == [] and "tool_calls" in request.lacks  # no execution anywhere: nothing to go by
 
 
-def _next_speaker(carried_on: bool) -> Any:
-    """A group chat with no span of its own: a desk answers the user, then a booker speaks, each agent's
-    invocation under the application's span, no call between them. With `carried_on`, the booker's model is
-    given the conversation so far (the user's request and the desk's answer); else a request of its own."""
+def _next_speaker(carried_on: bool, answer_only: bool = False) -> Any:
+    """A group chat (or a pipeline) with no span of its own: a desk answers the user, then a booker speaks, each
+    agent's invocation under the application's span, no call between them. With `carried_on`, the booker's model
+    is given the desk's answer (here with the user's request); else a request of its own."""
     said = "The bookings desk will help you with that."
 
     def build(tracer: Any) -> None:
@@ -204,6 +204,7 @@ def _next_speaker(carried_on: bool) -> Any:
                 _chat(tracer, [parts_user(QUESTION)], _answer(said))
             with trace.use_span(_invoke(tracer, "booker"), end_on_exit=True):
                 given = [parts_user(QUESTION), *_answer(said)] if carried_on else [parts_user("Book Nice.")]
+                given = _answer(said) if answer_only else given  # a pipeline's next step: the answer alone
                 _chat(tracer, given, [parts_calls(("c1", "book_hotel", {"city": "Lyon"}))])
                 with trace.use_span(_execute(tracer, "book_hotel", "c1", "booked"), end_on_exit=True):
                     pass
@@ -212,12 +213,14 @@ def _next_speaker(carried_on: bool) -> Any:
     return build
 
 
-def test_the_next_speaker_of_a_group_chat_carries_on_one_request_and_its_answer_is_the_requests() -> None:
+def test_the_next_agent_given_the_last_ones_answer_carries_on_one_request_and_its_answer_is_the_requests() -> None:
     requests, _ = _requests(_next_speaker(carried_on=True))
     assert len(requests) == 1
     request = requests[0]
     assert [t.name for t in request.tool_calls] == ["book_hotel"] and request.output == "Booked two nights in Lyon."
-    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("desk", "booker")]
+    assert request.handoffs == []  # the chat moved on; no agent transferred control by a call or a span
+    (step,), _ = _requests(_next_speaker(carried_on=True, answer_only=True))
+    assert [t.name for t in step.tool_calls] == ["book_hotel"] and step.agents == ["desk", "booker"]
     apart, _ = _requests(_next_speaker(carried_on=False))
     assert [r.agent_name for r in apart] == ["desk", "booker"]  # another conversation: another request
 

@@ -14,7 +14,8 @@ and every run's ground truth lists in `lacks` what the spans then cannot carry.
 The ground truth is the request run of the orchestration, entered at shipment_tracker: the user's request, the
 orchestration's result (reply_writer's answer), every agent's model calls (counted at each agent's HTTP client, a
 retry not counted again), the tool calls as the model named them (recorded by the functions of
-`../shipping.py`), and the handoffs (each change of the agent calling the model). In `planner_failure` the
+`../shipping.py`), and no handoff: the orchestration moves on to its next step, no agent transfers control (as
+in the ADK `SequentialAgent` and Agent Framework `SequentialBuilder` captures). In `planner_failure` the
 model backend fails during route_planner's turn and the orchestration's result raises.
 """
 
@@ -22,7 +23,6 @@ import asyncio
 import logging
 import os
 import warnings
-from itertools import pairwise
 
 os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS"] = "true"
 # with DEFAULT_SETTINGS (the -default source) the sensitive switch stays off: spans without content
@@ -145,7 +145,7 @@ async def run(request: str) -> None:
         call["name"] = f"{PLUGIN[call['name']]}-{call['name']}"
     s.finish(output, status, len(acted), lacks=LACKS if DEFAULT_SETTINGS else None)
     truth.update(
-        handoffs=[{"from": a, "to": b} for a, b in pairwise(acted) if a != b],
+        handoffs=[],
         nested_runs_allowed=True,
         note="The request run is the sequential orchestration's, with every agent's model and tool calls; "
         f"model calls, by whom: {acted}.",
