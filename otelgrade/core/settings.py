@@ -453,7 +453,8 @@ class ConversationSettings(Strict):
     keep_completed: Duration = Field(3600.0, ge=0)  # how long a completed conversation can be re-opened
     max_conversations: int = Field(100_000, gt=0)
     max_bytes: Bytes = ByteSize(640 * 1024**2)
-    # One conversation at most: past either it is graded as it stands (`capped`) and its later turns start anew.
+    # One conversation at most (and a quarter of `max_bytes`): past either it is graded as it stands (`capped`) and
+    # its later turns start anew.
     max_conversation_turns: int = Field(1000, gt=0)
     max_conversation_bytes: Bytes = ByteSize(32 * 1024**2)  # its turns' trajectory JSON, uncompressed
     # With replicas: the conversation router's OTLP/HTTP address (`http://conversation-router:4318`): each turn is

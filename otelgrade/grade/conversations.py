@@ -4,14 +4,15 @@
 each turn's trajectory as zlib-compressed JSON (never spans; a turn repeats its conversation's history, so it
 compresses about 3.5×), one deadline heap for all of them (one entry per open conversation, moved on when it had
 newer runs). Each turn counts its compressed JSON plus what holding it costs (`TURN_OVERHEAD`, and
-`CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes
-`settle` after its last run, at once on a run carrying the end marker (`REOPEN_GAP` after its last grade when it
-is ended again that soon), or when the caps (count, bytes) need its
-room (`evicted`: graded as it stands), or once it holds `max_conversation_turns` turns or `max_conversation_bytes`
-of their JSON (`capped`: what grading it costs is bounded, and one conversation cannot make the caps evict the
-others; it is then forgotten, so its later turns start a new one). A completed conversation is kept
-`keep_completed` so a later run re-opens it with its earlier turns; it is then graded again, as the next revision
-of its grades.
+`CONVERSATION_OVERHEAD` per conversation) against `max_bytes`. A conversation completes `settle` after its last
+run, at once on a run carrying the end marker (`REOPEN_GAP` after its last grade when it is ended again that soon),
+or when the caps (count, bytes) need its room (`evicted`: graded as it stands), or once it holds
+`max_conversation_turns` turns, `max_conversation_bytes` of their JSON or a quarter of `max_bytes` (`capped`: what
+grading it costs is bounded, and one conversation cannot make the caps evict the others; it is then forgotten, so
+its later turns start a new one). A completed conversation is kept `keep_completed` so a later run re-opens it with
+its earlier turns; it is then graded again, as the next revision of its grades. One an end marker completed is kept
+merged as graded (the last `MERGED_KEPT`, counted against `max_bytes`), so the grade after a re-open merges only the
+turns that came since.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import islice, pairwise
 from pathlib import Path
 from typing import Literal
 
@@ -55,32 +56,57 @@ COMPRESSION_LEVEL = 1
 # held, the same after 3 and 15 times the cap has passed through).
 TURN_OVERHEAD = 240
 CONVERSATION_OVERHEAD = 1230
+# A conversation ended by a marker is kept merged as it was graded, so that when turns re-open it its next grade
+# reads only them (an end marker on every turn costs per turn what a turn costs, not a merge of every turn again).
+# At most this many are kept, the last graded; each counts against `max_bytes` as MERGED_FACTOR times its turns'
+# JSON (the captured turns parsed take 5.5 times their JSON, their merged calls and messages 1.0 more), and they are
+# the first given up when room is needed.
+MERGED_KEPT = 16
+MERGED_FACTOR = 7
+# One conversation holds at most this share of `max_bytes` (then it is `capped`), whatever `max_conversation_bytes`
+# says: with a small `max_bytes` one conversation could otherwise fill it and make the caps evict all the others.
+CONVERSATION_SHARE = 0.25
 
 
-def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Conversation:
+_NOTHING = Conversation(trace_id="", span_id="")  # what a conversation merged anew starts from
+
+
+def merge(
+    runs: Sequence[Trajectory], conversation_id: str | None = None, onto: Conversation | None = None
+) -> Conversation:
     """The conversation of `runs` (its turns, in any order) as one trajectory: turns ordered by start time, steps
     numbered across them, each turn's new messages appended (a turn that re-sends the history adds only what
-    follows its last user message), the parts any turn lacks lacking, and why (each turn's disagreements)."""
-    turns = sorted(runs, key=lambda r: (r.start_time or "", r.trace_id, r.span_id))
-    if not turns:
-        raise ValueError("a conversation has at least one run")
-    first, last = turns[0], turns[-1]
-    llm_calls: list[LLMCall] = []
-    tool_calls: list[ToolCall] = []
-    handoffs: list[Handoff] = []
-    messages: list[dict[str, object]] = []
-    attributes: dict[str, object] = {}
-    offset = 0
-    for number, run in enumerate(turns):
+    follows its last user message), the parts any turn lacks lacking, and why (each turn's disagreements).
+
+    `onto`: the same conversation merged before, `runs` the turns it has gained since. When they all start after
+    its last turn, its calls and messages are kept and only theirs are added (what a re-opened conversation's next
+    grade costs is its new turns, not all of them again); else everything is merged anew."""
+    turns = sorted(runs, key=_turn_order)
+    if onto is not None and onto.runs and turns and _turn_order(turns[0]) < _turn_order(onto.runs[-1]):
+        return merge([*onto.runs, *turns], conversation_id)
+    base = onto if onto is not None else _NOTHING
+    earlier = base.runs
+    llm_calls: list[LLMCall] = list(base.llm_calls)
+    tool_calls: list[ToolCall] = list(base.tool_calls)
+    handoffs: list[Handoff] = list(base.handoffs)
+    messages: list[dict[str, object]] = list(base.messages)
+    attributes: dict[str, object] = dict(base.attributes)
+    offset = base.steps
+    for number, run in enumerate(turns, len(earlier)):
         llm_calls.extend(c.model_copy(update={"step": c.step + offset}) for c in run.llm_calls)
         tool_calls.extend(c.model_copy(update={"step": c.step + offset}) for c in run.tool_calls)
         handoffs.extend(h.model_copy(update={"step": h.step + offset}) for h in run.handoffs)
         messages.extend(run.messages if number == 0 else _new_messages(run.messages))
         attributes.update(run.attributes)
         offset += run.steps
-    failed = next((r for r in turns if r.status == "error"), None)
-    lacks = {part for r in turns for part in r.lacks}
-    return Conversation(
+    new, turns = turns, [*earlier, *turns]
+    if not turns:
+        raise ValueError("a conversation has at least one run")
+    first, last = turns[0], turns[-1]
+    failed = next((n for n, r in enumerate(new, len(earlier) + 1) if r.status == "error"), None)
+    lacks = {*base.lacks, *(part for r in new for part in r.lacks)}
+    # built from parts already validated (each turn's): validating them again would read every turn at each grade
+    return Conversation.model_construct(
         trace_id=last.trace_id,
         span_id=last.span_id,
         service_name=last.service_name or first.service_name,
@@ -89,8 +115,8 @@ def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Con
         source=first.source,
         input=first.input,
         output=last.output,
-        status="error" if failed is not None else "ok",
-        error=f"turn {turns.index(failed) + 1}: {failed.error or 'error'}" if failed is not None else None,
+        status="error" if base.status == "error" or failed is not None else "ok",
+        error=base.error if base.status == "error" else _turn_error(failed, turns),
         start_time=first.start_time,
         end_time=last.end_time,
         duration_s=_seconds_between(first, last),
@@ -99,18 +125,27 @@ def merge(runs: Sequence[Trajectory], conversation_id: str | None = None) -> Con
         messages=messages,
         steps=offset,
         attributes=attributes,
-        ground_truth=next((r.ground_truth for r in reversed(turns) if r.ground_truth is not None), None),
-        agents=list(dict.fromkeys(a for r in turns for a in (r.agents or [r.agent_name or ""]) if a)),
+        ground_truth=next((r.ground_truth for r in reversed(new) if r.ground_truth is not None), base.ground_truth),
+        agents=list(dict.fromkeys([*base.agents, *(a for r in new for a in (r.agents or [r.agent_name or ""]) if a)])),
         handoffs=handoffs,
         lacks=[p for p in PARTS if p in lacks],
-        unread=[u for r in turns for u in r.unread],
-        disagreements=[d for r in turns for d in r.disagreements],
+        unread=[*base.unread, *(u for r in new for u in r.unread)],
+        disagreements=[*base.disagreements, *(d for r in new for d in r.disagreements)],
         conversation_id=conversation_id or last.conversation_id,
         conversation_scope=last.conversation_scope,
-        ends_conversation=any(r.ends_conversation for r in turns),
+        ends_conversation=base.ends_conversation or any(r.ends_conversation for r in new),
         turns=len(turns),
-        runs=list(turns),
+        runs=turns,
     )
+
+
+def _turn_error(number: int | None, turns: Sequence[Trajectory]) -> str | None:
+    """`turn N: its error`, for the first turn that failed (`number`, from 1), None when none did."""
+    return None if number is None else f"turn {number}: {turns[number - 1].error or 'error'}"
+
+
+def _turn_order(run: Trajectory) -> tuple[str, str, str]:
+    return (run.start_time or "", run.trace_id, run.span_id)
 
 
 def _new_messages(messages: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -147,6 +182,9 @@ class Held:
     reopened: int = 0  # how often a run came after it was complete
     last_completed: float | None = None  # when it last completed (kept while it is open again)
     end_due: float | None = None  # re-opened and ended again soon after: when it completes (`REOPEN_GAP`)
+    merged: Conversation | None = None  # as last graded, while kept (`MERGED_KEPT`): its first `merged_turns` turns
+    merged_turns: int = 0
+    merged_cost: int = 0  # what keeping `merged` costs, within `nbytes`
 
     def put(self, key: tuple[str, str], body: bytes) -> int:
         """Hold a turn (its trajectory's JSON, compressed here) under its (trace id, span id); the change in bytes
@@ -154,8 +192,17 @@ class Held:
         before = self.turns.get(key)
         self.raw += len(body)
         body = self.turns[key] = zlib.compress(body, COMPRESSION_LEVEL)
-        # a turn graded again replaces itself (its JSON counted twice in `raw`, which only errs on the safe side)
+        # a turn graded again replaces itself (its JSON counted twice in `raw`, which only errs on the safe side),
+        # and what was merged with its earlier self is merged anew
         change = len(body) - len(before) if before is not None else len(body) + TURN_OVERHEAD
+        self.nbytes += change
+        return change + (self.keep(None) if before is not None else 0)
+
+    def keep(self, merged: Conversation | None) -> int:
+        """Keep `merged` (its turns merged, as just graded; None: keep none); the change in bytes held."""
+        cost = MERGED_FACTOR * self.raw if merged is not None else 0
+        change, self.merged_cost = cost - self.merged_cost, cost
+        self.merged, self.merged_turns = merged, len(self.turns) if merged is not None else 0
         self.nbytes += change
         return change
 
@@ -169,11 +216,13 @@ class Held:
 
     def readable(self) -> tuple[Conversation | None, int]:
         """The conversation of the turns that read as trajectories (None if none does), and how many did not (a
-        journal line of JSON that is not a trajectory: damage on disk, or a journal of another version)."""
+        journal line of JSON that is not a trajectory: damage on disk, or a journal of another version). With a
+        merged conversation kept, only the turns held since are read and added to it."""
+        start = self.merged_turns if self.merged is not None else 0
         runs: list[Trajectory] = []
-        for key, body in self.turns_json():
+        for key, body in islice(self.turns.items(), start, None):
             try:
-                runs.append(Trajectory.model_validate_json(body))
+                runs.append(Trajectory.model_validate_json(zlib.decompress(body)))
             except ValueError as exc:
                 log.error(
                     "conversation %s: a journalled turn (trace %s) is not a trajectory, skipped: %s",
@@ -181,7 +230,8 @@ class Held:
                     key[0][:64],
                     str(exc)[:200],
                 )
-        return (merge(runs) if runs else None), len(self.turns) - len(runs)
+        damaged = len(self.turns) - start - len(runs)
+        return (merge(runs, onto=self.merged) if runs else self.merged), damaged
 
 
 class Journal:
@@ -272,6 +322,7 @@ class Conversations:
         self.reopened_total = 0
         self.journal: Journal | None = None
         self.damaged = 0  # journalled turns that were not trajectories, skipped (`otelgrade_spool_damage_total`)
+        self._merged: OrderedDict[str, Held] = OrderedDict()  # those kept merged (`MERGED_KEPT`), last graded last
 
     def restore(self, journal: Journal) -> int:
         """Hold again what the journal kept (open conversations settle `settle` from now) and keep writing to it;
@@ -335,7 +386,11 @@ class Conversations:
             self.journal.turn(cid, (run.trace_id, run.span_id), body)
         done: list[Completed | None] = []
         settings = self.settings
-        if len(held.turns) >= settings.max_conversation_turns or held.raw > settings.max_conversation_bytes:
+        if (
+            len(held.turns) >= settings.max_conversation_turns
+            or held.raw > settings.max_conversation_bytes
+            or held.nbytes - held.merged_cost > settings.max_bytes * CONVERSATION_SHARE
+        ):
             done.append(self._complete(held, "capped", reopened or held.reopened > 0))
             self._forget(cid)
         elif run.ends_conversation and held.last_completed is not None and now < held.last_completed + REOPEN_GAP:
@@ -410,10 +465,22 @@ class Conversations:
             self.journal.state(held.conversation_id, "done")
         conversation, damaged = held.readable()
         self.damaged += damaged
+        self._keep_merged(held, conversation if reason == "ended" else None)
         return None if conversation is None else Completed(conversation, reason, reopened)
+
+    def _keep_merged(self, held: Held, conversation: Conversation | None) -> None:
+        """Keep a conversation an end marker completed merged as graded (the turns that re-open it are then all its
+        next grade merges), the last `MERGED_KEPT` of them; drop what another completion leaves."""
+        self.nbytes += held.keep(conversation)
+        self._merged.pop(held.conversation_id, None)
+        if conversation is not None:
+            self._merged[held.conversation_id] = held
+        while len(self._merged) > MERGED_KEPT:
+            self.nbytes += self._merged.popitem(last=False)[1].keep(None)
 
     def _forget(self, cid: str) -> None:
         held = self.completed.pop(cid)
+        self._merged.pop(cid, None)
         self.nbytes -= held.nbytes
         if self.journal is not None:
             self.journal.state(cid, "forget")
@@ -421,9 +488,11 @@ class Conversations:
                 self.journal.rewrite([*self.completed.values(), *self.open.values()])
 
     def _make_room(self) -> list[Completed]:
-        """Within the caps: forget the earliest completed conversations, then grade the least recently active
-        open ones as they stand."""
+        """Within the caps: give up the conversations kept merged, forget the earliest completed ones, then grade
+        the least recently active open ones as they stand."""
         cap, max_bytes = self.settings.max_conversations, self.settings.max_bytes
+        while self._merged and self.nbytes > max_bytes:
+            self.nbytes += self._merged.popitem(last=False)[1].keep(None)
         while self.completed and (len(self) > cap or self.nbytes > max_bytes):
             self._forget(next(iter(self.completed)))
         done: list[Completed | None] = []
@@ -448,7 +517,7 @@ def whole(chosen: Sequence[Trajectory], every: Sequence[Trajectory]) -> tuple[li
 def revision_of(runs: Sequence[Trajectory], settle: float) -> int:
     """The revision a live service grades a conversation of these turns as, at its last turn: 1, plus one for each
     time it completed before a later turn re-opened it (an end marker, or `settle` without a turn)."""
-    turns = sorted(runs, key=lambda r: (r.start_time or "", r.trace_id, r.span_id))
+    turns = sorted(runs, key=_turn_order)
     revision = 1
     for before, after in pairwise(turns):
         gap = _gap(before.end_time, after.start_time)

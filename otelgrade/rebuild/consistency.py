@@ -14,6 +14,9 @@ and says why (`Trajectory.disagreements`, counted in `otelgrade_runs_inconsisten
   model output stands in for it: the run lacks its output.
 - `handoff_target_idle`: a handoff names an agent that never acts in the request: the transfer may be a plain
   tool call, so the request's tool calls are uncertain.
+- `ended_on_unanswered_call`: with no content captured, a run that succeeded ends on a tool call no model call
+  came after: a framework's own call that ends the loop (an answer tool, a transfer) looks the same as a tool,
+  and without its arguments nothing tells them apart.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ REASONS = (
     "continued_without_calls",
     "placeholder_output",
     "handoff_target_idle",
+    "ended_on_unanswered_call",
 )
 _WORDS = re.compile(r"[a-z0-9]+")
 
@@ -82,6 +86,17 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
         steps = ", ".join(str(s) for s in announced)
         detail = f"model call(s) at step {steps} ended for tool calls, and no call of theirs is on the trace"
         out.append(_tool_calls_uncertain("finish_reason_without_calls", detail))
+    last = calls[-1] if calls else None
+    if (
+        last is not None
+        and run.status == "ok"
+        and "tool_results" in run.lacks
+        and not last.error
+        and run.llm_calls
+        and last.step == run.llm_calls[-1].step
+    ):
+        detail = f"the run ends on `{last.name}`, whose result no model call saw: it may be the framework's own"
+        out.append(_tool_calls_uncertain("ended_on_unanswered_call", detail))
     continued = [
         a.step
         for a, b in zip(run.llm_calls, run.llm_calls[1:], strict=False)

@@ -41,6 +41,7 @@ class ToolFacts:
     result: str | None = None
     error: bool = False
     hands_to: str | None = None  # the agent the span says this call hands control to (a framework's handoff tool)
+    description: str | None = None  # what the tool's definition says it does, where the span records it
 
 
 @dataclass(slots=True)
@@ -65,6 +66,7 @@ class ChainFacts:
     why: str = ""
     input: str | None = None  # the request it was given, where the span records one (a graph node's input)
     node: str | None = None  # the graph node it runs, where the span says (a swarm's agent is its graph's node)
+    speaker: str | None = None  # the agent a workflow's step says acts next, where it says (an agent workflow's event)
 
 
 @dataclass(slots=True)

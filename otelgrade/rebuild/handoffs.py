@@ -9,21 +9,30 @@ In order, the first rule that applies decides (and the handoff says which, `deci
    says otherwise (`name_hint`).
 3. `agent_acted`: the next model call of the request is another agent's (past the caller's own calls that only
    wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an
-   argument value, a tool name that ends with its name, or its result: `transferred to X`), and is neither an
-   agent called as a tool nor a failure. A call that names no agent at all is a tool call
-   whoever speaks next (a group chat's turn that ends on a tool's result).
+   argument value, a tool name that ends with its name, its tool's description, or its result: `transferred to
+   X`), or, the request's tools being traced, was the last its response asked for and left no execution or one
+   that returned nothing (`None`: the framework answered it in place of a tool), and is neither an agent called
+   as a tool nor a failure. Any other call that names no agent is a tool call whoever speaks next (a group
+   chat's turn that ends on a tool's result).
 4. `name_hint`: a framework's name for its transfers (`transfers.is_transfer`), where nothing above applied.
 Several calls of one response that rule 3 would pick leave a tie: a name hint breaks it, else the last one.
+
+A transfer can also leave no call at all on the trace (`unseen_transfers`): with content off, a response that
+ended for tool calls, no execution of its call, and another agent acting next, where the instrumentation traces
+the executions of the request's other calls.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from itertools import pairwise
 
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ToolFacts, TransferFacts
+from otelgrade.rebuild.outputs import placeholder
+from otelgrade.rebuild.span_readers import announces_tools
 from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
 from otelgrade.rebuild.tree import Tree
 
@@ -46,6 +55,18 @@ def stated(classified: Mapping[str, Classified], region: Collection[str]) -> dic
     return out
 
 
+def descriptions(classified: Mapping[str, Classified], region: Collection[str]) -> dict[str, str]:
+    """What the tools executed in a region say they do (`Ask agent 'billing' for help`), by execution span: a call
+    whose tool's description names the agent that acts right after it names that agent (rule 3), when content
+    capture leaves no argument or result to."""
+    out = {}
+    for s in region:
+        facts = getattr(classified.get(s), "facts", None)
+        if isinstance(facts, ToolFacts) and facts.description:
+            out[s] = facts.description
+    return out
+
+
 def decide(
     tree: Tree,
     calls: Sequence[ToolCall],
@@ -53,11 +74,14 @@ def decide(
     statements: Mapping[str, TransferFacts],
     invocations: Sequence[tuple[Span, str | None, str | None]],
     agent_spans: Collection[str] = (),
+    described: Mapping[str, str] | None = None,
 ) -> tuple[dict[int, Handoff], set[int]]:
     """The calls (by index) that are control transfers, each as a handoff, and those of them that are delegations
     (the agent they hand to ran within the call, and the caller carries on after). `invocations` are the request's
     agent runs: root span, agent name, and the root of the run that encloses it; `agent_spans` the spans that are
-    agents' invocations (any other span under a run is one of its steps: a chain, a graph node, a model call)."""
+    agents' invocations (any other span under a run is one of its steps: a chain, a graph node, a model call);
+    `described` what the executed tools say they do, by execution span (`descriptions`)."""
+    described = described or {}
     out: dict[int, Handoff] = {}
     delegations: set[int] = set()
     settled: set[int] = set()  # agents called as tools: decided, not transfers
@@ -68,14 +92,10 @@ def decide(
     within = tree.nearest(executed.keys()) if executed and (statements or invocations) else {}
 
     # 1. what a dialect states
-    if statements:
-        for sid, facts in statements.items():
-            i = executed.get(sid)
-            i = executed.get(within.get(sid, "")) if i is None else i
-            if i is None:
-                i = _asked_before(tree.spans[sid], calls, start_of, facts.to_agent)
-            if i is not None and i not in out:
-                out[i] = _handoff(calls[i], facts.to_agent, DIALECT)
+    for sid, facts in statements.items():
+        i = _carrier(tree, sid, facts, calls, executed, within, start_of)
+        if i is not None and i not in out:
+            out[i] = _handoff(calls[i], facts.to_agent, DIALECT)
 
     # 2. an agent's invocation inside the call
     nested_in = within
@@ -102,6 +122,7 @@ def decide(
 
     # 3. the agent acts right after the call
     picked: dict[int, list[tuple[int, str]]] = {}
+    tools_traced = any(c.span_id for c in calls)
     for i, call in enumerate(calls):
         if i in out or i in settled or call.error or is_the_agent(call.name, agents):
             continue
@@ -109,9 +130,13 @@ def decide(
         taker = agent_at.get(after) if after is not None else None
         if taker is None or taker == call.agent or call.agent is None:
             continue
-        named = [a for a in agents if a != call.agent and names(call.name, call.arguments, a)]
-        if (named and taker not in named) or (not named and not told(call.result, taker)):
-            continue  # names another agent, or none: the call's result does not say the taker took over either
+        said = described.get(call.span_id or "")
+        named = [a for a in agents if a != call.agent and (names(call.name, call.arguments, a) or told(said, a))]
+        void = call.span_id is None or (call.result is not None and placeholder(call.result))
+        intercepted = tools_traced and void and _last_of_its_response(call, calls)
+        if (named and taker not in named) or (not named and not told(call.result, taker) and not intercepted):
+            continue  # names another agent, or none: nor does its result say the taker took over, nor did the
+            # framework answer it in place of an execution, the tools being traced
         if call.span_id and tree.spans[call.span_id].end_ns > start_of.get(after or 0, 0):
             continue  # the other agent acted while the call ran, not after it
         picked.setdefault(call.step, []).append((i, taker))
@@ -127,6 +152,86 @@ def decide(
             )
             out[i] = _handoff(call, taker, NAME_HINT)
     return out, delegations
+
+
+def stated_alone(
+    tree: Tree,
+    calls: Sequence[ToolCall],
+    llm_calls: Sequence[LLMCall],
+    statements: Mapping[str, TransferFacts],
+    found: Collection[Handoff],
+) -> list[Handoff]:
+    """The handoffs a span states that no call of the request carries (the response that asked for the transfer
+    is not on the trace: a model span that records no output): from the agent the span names, else the one whose
+    model call came last before it; to the agent it names, else the next other agent to make a model call. One
+    that a call already carries (`found`: the same agents, the same step) is that call's."""
+    if not statements:
+        return []
+    start_of = {c.step: _start(tree, c) for c in llm_calls}
+    executed = {c.span_id: i for i, c in enumerate(calls) if c.span_id}
+    within = tree.nearest(executed.keys()) if executed else {}
+    out = []
+    for sid, facts in statements.items():
+        if _carrier(tree, sid, facts, calls, executed, within, start_of) is not None:
+            continue
+        start = tree.spans[sid].start_ns
+        before = [c for c in llm_calls if start_of[c.step] <= start]
+        giver = facts.from_agent or (before[-1].agent if before else None)
+        taker = facts.to_agent or next(
+            (c.agent for c in llm_calls if start_of[c.step] > start and c.agent and c.agent != giver), None
+        )
+        step = before[-1].step if before else 0
+        if (
+            giver
+            and taker
+            and giver != taker
+            and not any((h.from_agent, h.to_agent, h.step) == (giver, taker, step) for h in found)
+        ):
+            out.append(Handoff(from_agent=giver, to_agent=taker, step=step, span_id=sid, decided_by=DIALECT))
+    return out
+
+
+def _carrier(
+    tree: Tree,
+    statement: str,
+    facts: TransferFacts,
+    calls: Sequence[ToolCall],
+    executed: Mapping[str, int],
+    within: Mapping[str, str],
+    start_of: Mapping[int, int],
+) -> int | None:
+    """The call a statement is about: the execution it is or sits in, else one asked for just before it."""
+    i = executed.get(statement)
+    i = executed.get(within.get(statement, "")) if i is None else i
+    return _asked_before(tree.spans[statement], calls, start_of, facts.to_agent) if i is None else i
+
+
+def unseen_transfers(
+    llm_calls: Sequence[LLMCall], calls: Sequence[ToolCall], handoffs: Sequence[Handoff]
+) -> list[Handoff]:
+    """Transfers no call shows (`agent_acted`): a model response that ended for tool calls (its finish reason), of
+    which no call, execution or handoff is seen, followed by another agent's model call with none of its own
+    agent's between. Only where the request's other calls were seen executed: its tools are traced, so a call
+    that left no execution was the framework's own, the transfer (a plain tool would have left one)."""
+    if not any("execution" in c.witnesses for c in calls):
+        return []
+    seen = {c.step for c in calls} | {h.step for h in handoffs}
+    out = []
+    for call, following in pairwise(llm_calls):
+        if (
+            call.step not in seen
+            and call.agent is not None
+            and following.agent not in (None, call.agent)
+            and call.finish_reason is not None
+            and announces_tools(call.finish_reason)
+            and not any(m.get("tool_calls") for m in call.output_messages)
+        ):
+            out.append(Handoff(from_agent=call.agent, to_agent=following.agent, step=call.step, decided_by=ACTED))
+    return out
+
+
+def _last_of_its_response(call: ToolCall, calls: Sequence[ToolCall]) -> bool:
+    return not any(c.step == call.step and c is not call for c in calls[calls.index(call) + 1 :])
 
 
 def _next_other(call: ToolCall, calls: Sequence[ToolCall], agent_at: Mapping[int, str | None]) -> int | None:

@@ -156,8 +156,11 @@ def tool_call(call_id: Any, name: Any, arguments: Any) -> dict[str, Any]:
     }
 
 
+_ROLES = {"model": "assistant"}  # Gemini's name for the assistant's turns
+
+
 def message(role: str, content: str | None, tool_calls: list[dict[str, Any]] | None = None, **extra: Any) -> Message:
-    out: Message = {"role": role, "content": content}
+    out: Message = {"role": _ROLES.get(role, role), "content": content}
     if tool_calls:
         out["tool_calls"] = tool_calls
     out.update({k: v for k, v in extra.items() if v is not None})

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from otelgrade.core.trajectory import Handoff, ToolCall, Trajectory
+from otelgrade.core.trajectory import PARTS, Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
-from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, stated
+from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, descriptions, stated, stated_alone, unseen_transfers
+from otelgrade.rebuild.instructions import handoffs_by_instructions
 from otelgrade.rebuild.runs import Notes, Run, build
-from otelgrade.rebuild.systems import join_under_systems
+from otelgrade.rebuild.systems import instrumented, join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
 from otelgrade.rebuild.tree import Tree
 
@@ -34,7 +35,8 @@ def requests(
 ) -> list[Trajectory]:
     """Every run of the trace: one per request, and each agent's own run nested in a request of several."""
     out = [
-        _graph_of_agents(tree, classified, r, regions[r.root.span_id], notes) or built[r.root.span_id]
+        _graph_of_agents(tree, classified, r, regions[r.root.span_id], notes)
+        or _agents_by_instructions(tree, classified, built[r.root.span_id], regions[r.root.span_id])
         for r in runs
         if not r.agent
     ]
@@ -48,7 +50,8 @@ def requests(
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
     names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
-    groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names)
+    invoked = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts)}
+    groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, invoked)
     for root, members in groups.items():
         if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
             only = members[0].root.span_id
@@ -195,16 +198,33 @@ def _request(
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
+    statements = stated(classified, region)
     decided, delegations = decide(
-        tree, request.tool_calls, request.llm_calls, stated(classified, region), invocations, agent_spans
+        tree,
+        request.tool_calls,
+        request.llm_calls,
+        statements,
+        invocations,
+        agent_spans,
+        descriptions(classified, region),
     )
+    alone = stated_alone(tree, request.tool_calls, request.llm_calls, statements, decided.values())
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
+    transfers = sorted([*transfers, *alone], key=lambda h: h.step)
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
+    _lacks_what_members_lack(request, [built[m.root.span_id] for m in members])
     delegated = [decided[i] for i in delegations]
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
-    if request.output is None and request.status == "ok":
-        last = max(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)))
-        request.output = built[last.root.span_id].output
+    if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs):
+        request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
+    ended = sorted(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)), reverse=True)
+    last = next((m for m in ended if built[m.root.span_id].output), None)  # the last agent that answered
+    if (
+        request.status == "ok"
+        and last is not None
+        and (request.output is None or run.root.end_ns <= last.root.start_ns)
+    ):
+        request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
     return request, transferred
 
 
@@ -224,9 +244,40 @@ def _graph_of_agents(
     if len(set(agent_of.values())) < 2:
         return None
     request = build(tree, classified, run, region, notes, agent_of)
-    decided, _ = decide(tree, request.tool_calls, request.llm_calls, stated(classified, region), ())
+    decided, _ = decide(
+        tree,
+        request.tool_calls,
+        request.llm_calls,
+        stated(classified, region),
+        (),
+        (),
+        descriptions(classified, region),
+    )
     request.tool_calls, request.handoffs, _ = _split(request.tool_calls, decided)
     return request
+
+
+def _agents_by_instructions(
+    tree: Tree, classified: dict[str, Classified], run: Trajectory, region: list[str]
+) -> Trajectory:
+    """A run no agent span marks whose model is given other instructions after a call that names the next agent:
+    each call after it is that agent's, the call a handoff; the first agent is the one the run's earliest step
+    says acts, where one says."""
+    said = [
+        (tree.spans[s].start_ns, f.speaker)
+        for s in region
+        if isinstance(f := getattr(classified.get(s), "facts", None), ChainFacts) and f.speaker
+    ]
+    first = min(said)[1] if said else None
+    decided, agent_at = handoffs_by_instructions(run.llm_calls, run.tool_calls, ACTED, first)
+    if decided:
+        for call in run.llm_calls:
+            call.agent = agent_at.get(call.step)
+        for tool in run.tool_calls:
+            tool.agent = agent_at.get(tool.step)
+        run.tool_calls, run.handoffs, _ = _split(run.tool_calls, decided)
+        run.agents = list(dict.fromkeys(agent_at.values()))
+    return run
 
 
 def _graph_node(tree: Tree, classified: dict[str, Classified], span_id: str, root: str) -> str | None:
@@ -251,6 +302,14 @@ def _failed_by_last_agent(request: Trajectory, members: list[Trajectory]) -> Non
     last = max(members, key=lambda m: (m.end_time or "", len(m.llm_calls)))
     if last.status == "error" and request.llm_calls[-1].agent == last.agent_name:
         request.status, request.error, request.output = "error", last.error, None
+
+
+def _lacks_what_members_lack(request: Trajectory, members: list[Trajectory]) -> None:
+    """Model calls an agent's run cannot show are missing from its request too (a failed worker whose framework
+    records only its successful model calls). Members' other gaps may concern their transfers, which the
+    request reads as handoffs, so they are not carried over."""
+    if "llm_calls" not in request.lacks and any("llm_calls" in m.lacks for m in members):
+        request.lacks = [p for p in PARTS if p == "llm_calls" or p in request.lacks]
 
 
 def _handoffs(
@@ -342,6 +401,8 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
                 _names_next(built, giver, run) or is_transfer(built[giver.root.span_id].tool_calls[-1].name)
             ):
                 how = ""  # one request, but no call of it says control passed: a turn of a group chat
+            if giver is None:  # the turn passed with no call: the next speaker carries on the same conversation
+                giver = next((r for r in reversed(top) if r is not run and _carries_on(tree, built, r, run)), None)
         if giver is not None:
             handing = built[giver.root.span_id]
             trajectory.parent_span_id = giver.root.span_id
@@ -349,6 +410,20 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
             _handoff_result(handing, trajectory)
             handed[run.root.span_id] = (giver.root.span_id, how)
     return handed
+
+
+def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
+    """Whether a later agent's run carries on an earlier one's conversation, as the next speaker of a group chat
+    does: another agent, started after the earlier run ended, under no instrumented span they share (a system
+    span joins its agents itself), whose first model call was given both the earlier run's request and answer."""
+    before, after = built[earlier.root.span_id], built[later.root.span_id]
+    if earlier.root.end_ns > later.root.start_ns or before.agent_name == after.agent_name or not after.llm_calls:
+        return False
+    shared = set(tree.ancestors(earlier.root.span_id)).intersection(tree.ancestors(later.root.span_id))
+    if any(instrumented(tree.spans[s]) for s in shared if s in tree.spans):
+        return False
+    said = {m.get("content") for m in after.llm_calls[0].input_messages if isinstance(m.get("content"), str)}
+    return bool(before.output and before.input) and before.output in said and before.input in said
 
 
 def _hands_over(trajectory: Trajectory) -> bool:

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from otelgrade.core.spans import STATUS_OK, Span
 from otelgrade.core.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
+from otelgrade.rebuild import layers
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.continuations import split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
@@ -175,7 +176,8 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     """Model calls with no agent or chain span: one run per conversation. With one conversation the trace's
     root stands for the run; with several, each run is the largest subtree holding its calls alone (the first
     call itself when they share a parent), with the tool spans beside them that started during it."""
-    said = {sid: f for sid, (f, _) in innermost_calls(tree, {s: _llm_facts(classified, s) for s in llm_ids}).items()}
+    found = {s: _llm_facts(classified, s) for s in llm_ids}
+    said = {sid: f for sid, (f, _) in innermost_calls(tree, found).items()}
     calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
     groups = split_by_continuation([(sid, said[sid]) for sid in calls])
     if len(groups) == 1 and not any(f.input_messages or f.output_messages for f in said.values()):
@@ -183,6 +185,8 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
         groups = by_application_span(tree, calls) or split_after_answers([(sid, said[sid]) for sid in calls])
     if len(groups) <= 1:
         return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
+    beside = layers.side_by_side(tree, found)  # each call's other layer goes with it
+    groups = [[*ids, *(beside[sid] for sid in ids if sid in beside)] for ids in groups]
     below = tree.owners({sid: g for g, ids in enumerate(groups) for sid in ids})
     runs = []
     for g, ids in enumerate(groups):
@@ -210,9 +214,13 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
 def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[LLMFacts, bool]]:
     """The model calls among LLM spans (`found`, in tree order), each with whether it failed: a wrapper span and
     the client span of the same call are one call, the innermost, with its wrapper's record of the exchange when
-    the client span shows none, and failed when either span did."""
+    the client span shows none (and what else it lacks: the finish reason, the usage), and failed when either span
+    did. A sibling span of the same call (`layers`) wraps it the same way."""
     wrappers = tree.holding(found.keys())
     wrapper_of = tree.nearest(wrappers & found.keys())
+    beside = layers.side_by_side(tree, found) if len(found) > 1 else {}
+    wrapper_of.update(beside)
+    wrappers.update(beside.values())
     calls = {}
     for sid, facts in found.items():
         if sid in wrappers:
@@ -221,8 +229,21 @@ def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[L
         outer = found.get(outer_id or "")
         bare = not (facts.input_messages or facts.output_messages)
         failed = is_error(tree.spans[sid]) or (outer_id is not None and is_error(tree.spans[outer_id]))
-        calls[sid] = (outer if outer is not None and bare and outer.input_messages else facts, failed)
+        kept = outer if outer is not None and bare and outer.input_messages else facts
+        calls[sid] = (_completed(kept, outer if kept is facts else facts), failed)
     return calls
+
+
+def _completed(facts: LLMFacts, other: LLMFacts | None) -> LLMFacts:
+    """A call's record with what the other record of the same call adds (finish reason, usage, model)."""
+    if other is None or other is facts:
+        return facts
+    missing = {
+        key: getattr(other, key)
+        for key in ("finish_reason", "input_tokens", "output_tokens", "model", "provider")
+        if getattr(facts, key) is None and getattr(other, key) is not None
+    }
+    return dataclasses.replace(facts, **missing) if missing else facts
 
 
 def _llm_facts(classified: dict[str, Classified], span_id: str) -> LLMFacts:
@@ -380,6 +401,7 @@ def _lacks(
     else:
         if request is None:
             lacking.add("input")
+        lacking |= _exchanges_unrecorded(run.facts, steps, messages, tools)
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")
         acting = [t for t in tools if not t.error and not is_transfer(t.name)]  # a transfer returns nothing
@@ -392,6 +414,21 @@ def _lacks(
     for span in unread:
         lacking |= would_hold(span)
     return [part for part in PARTS if part in lacking]
+
+
+def _exchanges_unrecorded(run: RunFacts, steps: list[Step], messages: list[Any], tools: list[ToolCall]) -> set[Part]:
+    """What the model calls leave off the trace while other content is on it. Calls that record what they were
+    sent and never what came back (an instrumentation that writes only the input messages): the answer and the
+    conversation's end. A conversation of no text at all, pieced together from the calls the model asked for
+    (content off, while the requested calls are still written): the conversation, and the tools' results when no
+    call shows one (a failure's status says it failed, not what the model was told)."""
+    if not steps or run.messages:
+        return set()
+    if any(m.get("tool_calls") for m in messages) and not any(m.get("content") for m in messages):
+        return {"messages", "tool_results"} if all(t.result is None for t in tools) else {"messages"}
+    if not run.output and any(s.facts.input_messages for s in steps):
+        return set() if any(s.facts.output_messages for s in steps) else {"output", "messages"}
+    return set()
 
 
 def _steps(

@@ -30,27 +30,46 @@ def join_under_systems(
     groups: Mapping[str, Sequence[_Member]],
     agents: Collection[str],
     names: Mapping[str, frozenset[str]],
+    invocations: Collection[str] = (),
 ) -> dict[str, list[_Member]]:
     """Requests of different agents under one outermost system span that is no agent's own run are one request,
     rooted there: the agents a multi-agent system span invokes as its children, linked by no transfer the trace
     shows. `read` are the spans a dialect read as an agent or a chain; any other span that carries an
-    instrumentation's marks is a system span too. `names` are each request's agent names: one agent invoked
-    again under the same span is another request (a second message to it), not another agent of the first."""
+    instrumentation's marks, or below the trace's root was written by the instrumentation scope of one of those
+    (a framework's workflow span with attributes of its own), is a system span too; the root is the
+    application's, whatever tracer wrote it. `names` are each request's agent names: one agent invoked
+    again under the same span is another request (a second message to it), not another agent of the first, unless
+    that span is one agent's own invocation (`invocations`: a workflow agent that runs its agents in a loop)."""
     if len(groups) < 2:
         return {key: list(members) for key, members in groups.items()}
+    frameworks = {scope for s in read if (scope := tree.spans[s].scope)}
     outermost: dict[str, str] = {}
+    invoked_in: dict[str, str] = {}  # the outermost agent invocation above a request's root
     for key in groups:
         top = None
         for above in tree.ancestors(key):
-            if above not in agents and (above in read or instrumented(tree.spans[above])):
+            span = tree.spans[above]
+            by_scope = span.scope in frameworks and tree.parent.get(above) is not None
+            if above not in agents and (above in read or by_scope or instrumented(span)):
                 top = above
+            if above not in agents and above in invocations:
+                invoked_in[key] = above
         if top is not None:
             outermost[key] = top
     under: dict[str, list[str]] = {}
     for key, top in outermost.items():
         under.setdefault(top, []).append(key)
+    in_one: dict[str, list[str]] = {}
+    for key, wrapper in invoked_in.items():
+        in_one.setdefault(wrapper, []).append(key)
     joined: dict[str, list[_Member]] = {}
     for key, members in groups.items():
+        wrapping = invoked_in.get(key)
+        # one agent's invocation runs several agents, each maybe in turns (one agent again and again under it is
+        # asked again: requests of their own)
+        if wrapping is not None and len({n for k in in_one[wrapping] for n in names[k]}) > 1:
+            joined.setdefault(wrapping, []).extend(members)
+            continue
         top = outermost.get(key)
         keys = under.get(top, []) if top is not None else []
         every = [n for k in keys for n in names[k]]

@@ -18,6 +18,7 @@ from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import ToolCall
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
 from otelgrade.rebuild.messages import parse_json_maybe, tool_results, tool_value
+from otelgrade.rebuild.outputs import placeholder
 from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tool_errors import failed_results, says_failed
 from otelgrade.rebuild.transfers import answer_tools as named_answer_tools
@@ -60,7 +61,7 @@ def tool_calls(
     with no result takes it from the run's own record of that tool run (same name and arguments).
     `returned` is the answer the run's agent span recorded, if any: a tool that delivered it is an answer tool.
     """
-    answer_tools = named_answer_tools() | _delivering(steps, returned)
+    answer_tools = named_answer_tools() | _delivering(steps, returned, executions)
     for span, facts in executions:
         if notes is not None and facts.name in answer_tools:
             notes[span.span_id] = f"`{facts.name}` is the framework's answer tool: its argument is the run's answer"
@@ -179,16 +180,33 @@ def tool_calls(
     return calls, _answer_text(answers[-1]) if answers else None
 
 
-def _delivering(steps: list[Step], returned: str | None) -> frozenset[str]:
+def _delivering(
+    steps: list[Step], returned: str | None, executions: Sequence[tuple[Span, ToolFacts]]
+) -> frozenset[str]:
     """The tool that delivered the run's answer, by what it did: the one call of the last model response, whose
     argument is exactly the answer the agent returned (a framework's output or `final_answer`-like tool, whatever
-    its name). Nothing when the agent recorded no answer: a last call is never dropped on a guess."""
-    if not returned or not steps or len(steps[-1].calls) != 1:
+    its name); or, where the agent recorded no answer, whose one argument is a sentence and whose execution
+    returned nothing (`None`) where the run's other executions record their results, the loop ending there, no
+    model told its result (a `complete_task` tool that ends an orchestration). A last call that returned
+    something is never dropped on a guess."""
+    if not steps or len(steps[-1].calls) != 1 or _said(steps[-1]):
         return frozenset()
     call = steps[-1].calls[0]
     delivered = _answer_text(call.arguments)
-    same = delivered is not None and " ".join(delivered.split()) == " ".join(returned.split())
-    return frozenset({call.name}) if same else frozenset()
+    if delivered is None:
+        return frozenset()
+    if returned:
+        same = " ".join(delivered.split()) == " ".join(returned.split())
+        return frozenset({call.name}) if same else frozenset()
+    ran = [f for _, f in executions if f.name == call.name and (not call.call_id or f.call_id == call.call_id)]
+    void = bool(ran) and all(not f.error and (f.result is None or placeholder(f.result)) for f in ran)
+    void = void and any(f.result and not placeholder(f.result) for _, f in executions)  # results are recorded
+    sentence = isinstance(parse_json_maybe(call.arguments), dict) and " " in delivered.strip()
+    return frozenset({call.name}) if void and sentence else frozenset()
+
+
+def _said(step: Step) -> bool:
+    return any(m.get("role") == "assistant" and m.get("content") for m in step.facts.output_messages)
 
 
 def _fill_results(calls: list[ToolCall], recorded: list[ToolFacts]) -> None:

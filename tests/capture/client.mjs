@@ -36,8 +36,9 @@ export class Scenario {
     Object.assign(this.runs.at(-1), { output, status, llm_calls: llmCalls });
     if (lacks.length) this.runs.at(-1).lacks = [...lacks].sort();
   }
-  async end() {
-    const answer = await post("/_harness/end", { runs: this.runs });
+  async end(spec = {}) {
+    // spec: scenario-level ground truth beside the runs (nested_runs_allowed, note), as in client.py
+    const answer = await post("/_harness/end", { runs: this.runs, ...spec });
     console.log(`   ${this.name}: ${answer.requests} OTLP request(s), traces ${JSON.stringify(answer.trace_ids)}`);
   }
 }

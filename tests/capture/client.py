@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import json
 import os
+import runpy
 import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 HARNESS = os.environ.get("CAPTURE_HARNESS_URL", "http://127.0.0.1:0")
@@ -46,6 +49,14 @@ def _post(path: str, body: dict[str, Any]) -> dict[str, Any]:
         return json.loads(response.read())
 
 
+def each(scenarios: dict[str, tuple[str, list[dict[str, Any]]]], **spec: Any) -> Iterator[tuple[Scenario, str]]:
+    """Open each scenario of {name: (request, replies)} in turn and hand the script its one request; the
+    scenario closes when the script asks for the next one."""
+    for name, (request, replies) in scenarios.items():
+        with Scenario(name, replies, **spec) as scenario:
+            yield scenario, request
+
+
 class Scenario:
     """One captured scenario: scripted replies in, ground truth of every run out."""
 
@@ -73,6 +84,14 @@ class Scenario:
             {"name": name, "arguments": arguments, "result": None if error else result, "error": error}
         )
 
+    def ran(self, name: str, arguments: dict[str, Any], result: str = "", error: str | None = None) -> str:
+        """Record one real execution of a tool and answer as the tool does: its result, or its failure
+        raised as RuntimeError(error)."""
+        self.tool(name, arguments, result, error=error is not None)
+        if error is not None:
+            raise RuntimeError(error)
+        return result
+
     def finish(
         self, output: str | None, status: str = "ok", llm_calls: int = 0, lacks: list[str] | None = None
     ) -> None:
@@ -80,3 +99,18 @@ class Scenario:
         run.update(output=output, status=status, llm_calls=llm_calls)
         if lacks:
             run["lacks"] = sorted(lacks)
+
+
+def run_capture(source: str, **settings: Any) -> None:
+    """Run `../<source>/capture.py` with `settings` as its globals (INSTRUMENTATION, LACKS, ...): the same
+    requests and ground truth, traced another way."""
+    main = Path(__file__).resolve().parent / source / "capture.py"
+    runpy.run_path(str(main), init_globals=settings, run_name="__main__")
+
+
+def run_with_default_settings(script: str) -> None:
+    """From `<source>-default/capture.py` (`script`), run `<source>/capture.py` with DEFAULT_SETTINGS=True: that
+    script then leaves the instrumentation's defaults alone and records in `lacks` what the trace cannot carry."""
+    folder = Path(script).resolve().parent
+    main = folder.parent / folder.name.removesuffix("-default") / "capture.py"
+    runpy.run_path(str(main), init_globals={"DEFAULT_SETTINGS": True}, run_name="__main__")

@@ -47,24 +47,32 @@ def quote_rate(city: str) -> str:
 FUNCTIONS: dict[str, Callable[..., str]] = {
     f.__name__: f for f in (find_rooms, reserve_room, refund_deposit, track_parcel, delete_account, quote_rate)
 }
-SCHEMAS = [
-    {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": function.__doc__,
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    p: {"type": "integer" if p == "amount" else "string"}
-                    for p in function.__annotations__
-                    if p != "return"
+
+
+def chat_schemas(functions: dict[str, Callable[..., str]]) -> list[dict[str, Any]]:
+    """Tool functions as Chat Completions `tools`, for hand-written loops: each parameter a string, or an integer
+    where annotated `int`."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": function.__doc__,
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        p: {"type": "integer" if t in (int, "int") else "string"}
+                        for p, t in function.__annotations__.items()
+                        if p != "return"
+                    },
                 },
             },
-        },
-    }
-    for name, function in FUNCTIONS.items()
-]  # the tools as Chat Completions `tools`, for hand-written loops
+        }
+        for name, function in functions.items()
+    ]
+
+
+SCHEMAS = chat_schemas(FUNCTIONS)
 MESSAGES_TOOLS = [
     {
         "name": s["function"]["name"],
@@ -118,8 +126,16 @@ REQUESTS: Scenarios = {
 def run_recorded(scenario: Scenario, name: str, arguments: dict[str, Any]) -> str:
     """Run a hotel tool and record in the scenario's ground truth what it received and returned, or that it
     failed (re-raised, for the framework to handle)."""
+    return call_recorded(FUNCTIONS, scenario, name, arguments)
+
+
+def call_recorded(
+    functions: dict[str, Callable[..., str]], scenario: Scenario, name: str, arguments: dict[str, Any]
+) -> str:
+    """Run one of `functions` and record the call in the scenario's ground truth (a RuntimeError as a failed
+    call, re-raised)."""
     try:
-        result = FUNCTIONS[name](**arguments)
+        result = functions[name](**arguments)
     except RuntimeError:
         scenario.tool(name, arguments, error=True)
         raise

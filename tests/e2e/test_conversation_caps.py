@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import pytest
+
 from tests.conversation_turns import turn
 from tests.e2e.test_conversations_live import sdk
 
@@ -17,10 +19,14 @@ SAFE = {
     "graders": [{"name": "safe", "type": "tools_not_called", "tools": ["delete_account"]}],
 }
 CAPS = {"settle": "1h", "max_bytes": "3MiB", "max_conversation_bytes": "1MiB", "max_conversation_turns": 1000}
+# `max_bytes` alone, smaller than the default `max_conversation_bytes` (32 MiB): a conversation still holds at most a
+# quarter of it (before, the large conversation filled it and the 20 others were evicted)
+SMALL = {"settle": "1h", "max_bytes": "3MiB"}
 
 
-def test_a_conversation_of_large_turns_is_capped_and_evicts_no_other(serve) -> None:  # type: ignore[no-untyped-def]
-    server = serve({"conversations": CAPS, "suites": [SAFE]})
+@pytest.mark.parametrize("caps", [CAPS, SMALL], ids=["max_conversation_bytes", "max_bytes"])
+def test_a_conversation_of_large_turns_is_capped_and_evicts_no_other(serve, caps: dict[str, Any]) -> None:  # type: ignore[no-untyped-def]
+    server = serve({"conversations": caps, "suites": [SAFE]})
     provider, tracer = sdk(server)
     for n in range(20):
         turn(tracer, [], f"question {n}", "answer", [], {"gen_ai.conversation.id": f"small-{n}"})
@@ -38,6 +44,7 @@ def test_a_conversation_of_large_turns_is_capped_and_evicts_no_other(serve) -> N
     print(f"evicted {evicted}, small ones graded early {len(graded_small)}, open {held}, capped {capped}")
     assert evicted == 0 and graded_small == [] and held == 20  # the small conversations are open, none graded early
     assert capped >= 1
-    # Each part of the large conversation was graded once, with at most 1 MiB of turns (about 200 kB a turn).
+    # Each part of the large conversation was graded once, with at most 1 MiB of turns (0.75 MiB held: a quarter of
+    # `max_bytes`), about 200 kB a turn.
     parts = [g for g in server.grades() if g["conversation_id"] == "big"]
     assert len(parts) >= 4 and all(g["outcome"] == "pass" for g in parts)

@@ -28,8 +28,8 @@ GRADED = {"suite": "whole", "environment": "unknown"}
 TURNS = {"name": "turns", "graders": [{"name": "cancels", "type": "tools_not_called", "tools": ["cancel_order"]}]}
 
 
-def sdk(server: ServeProcess) -> tuple[TracerProvider, Any]:
-    provider = TracerProvider(resource=Resource({"service.name": "support-agent"}))
+def sdk(server: ServeProcess, service: str = "support-agent") -> tuple[TracerProvider, Any]:
+    provider = TracerProvider(resource=Resource({"service.name": service}))
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=server.grpc_address, insecure=True)))
     return provider, provider.get_tracer("support.agent")
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opentelemetry.trace import Tracer
@@ -156,3 +157,27 @@ def test_a_placeholder_answer_with_no_model_text_is_a_lacking_output() -> None:
     run = the_run(build)
     assert run.output is None and "output" in run.lacks
     assert [d.reason for d in run.disagreements] == ["placeholder_output"]
+
+
+def _ends_on_a_call(content: bool) -> Any:
+    """The model asks for a lookup, then for `wrap_up`, and the run ends on `wrap_up`'s execution, no model call
+    after it (a framework's own call that ends the loop looks the same as a tool). `content` False: capture off."""
+
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()] if content else None, [asks(("c1", "lookup"))] if content else None, "tool_calls")
+            with execute(app, "lookup", "c1", "found" if content else None):
+                pass
+            chat(app, [user()] if content else None, [asks(("c2", "wrap_up"))] if content else None, "tool_calls")
+            with execute(app, "wrap_up", "c2", "sent" if content else None):
+                pass
+
+    return build
+
+
+def test_a_run_ending_on_a_call_no_model_saw_with_content_off_leaves_tool_calls_uncertain() -> None:
+    got = graded(_ends_on_a_call(content=False))
+    assert got["budget"].outcome == "skipped" and "ended_on_unanswered_call" in got["budget"].rationale
+    assert got["safe"].outcome == "skipped"
+    run = the_run(_ends_on_a_call(content=True))  # its result recorded: a tool, no doubt
+    assert [t.name for t in run.tool_calls] == ["lookup", "wrap_up"] and "tool_calls" not in run.lacks

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -213,3 +214,164 @@ def test_inspect_says_what_decided_each_handoff(tmp_path: Path) -> None:
         [sys.executable, "-m", "otelgrade", "inspect", str(agno)], capture_output=True, text=True, timeout=60
     ).stdout
     assert "handoff at step 1: travel_team -> booking_agent (decided by:" in shown
+
+
+def _handoff_span(tracer: Any, states_target: bool) -> None:
+    """An agent workflow whose front desk hands the user to billing, the model's response that asked for it not
+    recorded: only a handoff span says so. With `states_target` it names both agents (the OTel contrib
+    openai-agents instrumentation's `agent_handoff` span); without, only the giver (OpenLLMetry's, whose target is
+    unknown when the span starts)."""
+    from opentelemetry import trace
+
+    workflow = tracer.start_span("Agent workflow")
+    workflow.set_attribute("gen_ai.operation.name", "invoke_agent")
+    with trace.use_span(workflow, end_on_exit=True):
+        with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [])
+            handoff = tracer.start_span("handoff")
+            if states_target:
+                handoff.set_attribute("gen_ai.operation.name", "agent_handoff")
+                handoff.set_attribute("gen_ai.handoff.to_agent", "billing")
+            else:
+                handoff.set_attribute("gen_ai.operation.name", "handoff")
+                handoff.set_attribute("traceloop.span.kind", "handoff")
+            handoff.set_attribute("gen_ai.handoff.from_agent", "front_desk")
+            handoff.end()
+        with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_a_handoff_span_is_a_handoff_when_no_call_of_the_request_carries_it() -> None:
+    for states_target in (True, False):
+        runs = rebuild(decode_traces(_otlp(lambda t: _handoff_span(t, states_target))).spans)  # noqa: B023
+        request = next(r for r in runs if r.parent_span_id is None)
+        assert [c.agent for c in request.llm_calls] == ["front_desk", "billing", "billing"]
+        assert [t.name for t in request.tool_calls] == ["refund"]
+        assert [(h.from_agent, h.to_agent, h.step, h.decided_by) for h in request.handoffs] == [
+            ("front_desk", "billing", 1, "dialect")
+        ]
+        assert request.lacks == []  # the span is understood: nothing it might hold is missing
+        assert request.output == "Refunded."
+
+
+def _handover_described(tracer: Any) -> None:
+    """The front desk's transfer tool takes no argument and its result is not recorded (content off): only the
+    tool's description, on its execution span, names the agent that acts right after it."""
+    from opentelemetry import trace
+
+    with tracer.start_as_current_span("POST /chat"):
+        with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "pass_along", {}))])
+            execution = tracer.start_span("execute_tool pass_along")
+            execution.set_attribute("gen_ai.operation.name", "execute_tool")
+            execution.set_attribute("gen_ai.tool.name", "pass_along")
+            execution.set_attribute("gen_ai.tool.call.id", "c1")
+            execution.set_attribute("gen_ai.tool.description", "Ask agent 'billing' for help")
+            execution.end()
+        with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_a_transfer_whose_tool_description_names_the_agent_that_acts_next_is_a_handoff() -> None:
+    request = next(r for r in rebuild(decode_traces(_otlp(_handover_described)).spans) if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]
+
+
+def _intercepted_handover(tracer: Any, traced: bool = True, void: bool = False) -> None:
+    """Under a team span, a front desk's model asks for `zq_hop` (a word naming nobody, with no argument either),
+    which the framework answers itself: no execution span, or with `void` one that returned `None`. The billing
+    agent acts next; its own tool call is executed, and so traced, unless `traced` is False."""
+    from opentelemetry import trace
+
+    with tracer.start_as_current_span("run_team desk", attributes={"gen_ai.operation.name": "invoke_team"}):
+        with trace.use_span(_invoke(tracer, "front_desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "zq_hop", {}))])
+            if void:
+                with trace.use_span(_execute(tracer, "zq_hop", "c1", "None"), end_on_exit=True):
+                    pass
+        with trace.use_span(_invoke(tracer, "billing"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+            if traced:
+                with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+                    pass
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+@pytest.mark.parametrize("void", [False, True], ids=["no execution", "execution returned None"])
+def test_a_call_the_framework_answered_in_place_of_a_tool_is_a_handoff_when_another_agent_acts_next(
+    void: bool,
+) -> None:
+    spans = decode_traces(_otlp(lambda t: _intercepted_handover(t, void=void))).spans
+    request = next(r for r in rebuild(spans) if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted")
+    ]
+    untraced = rebuild(decode_traces(_otlp(lambda t: _intercepted_handover(t, traced=False))).spans)
+    request = next(r for r in untraced if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["zq_hop", "refund"]  # no execution anywhere: no evidence
+
+
+def _instructions_switch(tracer: Any, result: str) -> None:
+    """No span names an agent: under the application's span, the model speaks with a desk's instructions, calls
+    `pass_on` naming `billing`, and then speaks with other instructions (as a workflow that switches the agent
+    its model speaks as). `result` is what `pass_on` returned."""
+    from opentelemetry import trace
+
+    def system(text: str) -> dict[str, Any]:
+        return {"role": "system", "parts": [{"type": "text", "content": text}]}
+
+    desk, billing = system("You route guests."), system("You refund orders.")
+    with tracer.start_as_current_span("POST /chat"):
+        args = {"desk": "billing", "why": "a refund"}
+        _chat(tracer, [desk, parts_user(QUESTION)], [parts_calls(("c1", "pass_on", args))])
+        with trace.use_span(_execute(tracer, "pass_on", "c1", result), end_on_exit=True):
+            pass
+        _chat(tracer, [billing, parts_user(QUESTION)], [parts_calls(("c2", "refund", {"order": 7}))])
+        with trace.use_span(_execute(tracer, "refund", "c2", "refunded"), end_on_exit=True):
+            pass
+        _chat(tracer, [billing, parts_user(QUESTION)], DONE)
+
+
+def test_unnamed_agents_hand_over_where_the_instructions_change_after_a_call_whose_result_names_the_next() -> None:
+    (run,) = rebuild(decode_traces(_otlp(lambda t: _instructions_switch(t, "billing takes it from here"))).spans)
+    assert [t.name for t in run.tool_calls] == ["refund"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in run.handoffs] == [(None, "billing", "agent_acted")]
+    assert [c.agent for c in run.llm_calls] == [None, "billing", "billing"]
+    # the same switch after a call whose result names nobody (a memory edit): a tool call
+    (run,) = rebuild(decode_traces(_otlp(lambda t: _instructions_switch(t, "saved"))).spans)
+    assert [t.name for t in run.tool_calls] == ["pass_on", "refund"] and run.handoffs == []
+
+
+def _ends_by_a_void_call(result: str) -> Any:
+    """A run that looks something up, then hands its answer to `wrap_up` (one argument, a sentence), whose
+    execution returns `result`; no model call after it."""
+
+    def build(tracer: Any) -> None:
+        from opentelemetry import trace
+
+        with trace.use_span(_invoke(tracer, "desk"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "lookup", {"order": 7}))])
+            with trace.use_span(_execute(tracer, "lookup", "c1", "order 7: paid"), end_on_exit=True):
+                pass
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c2", "wrap_up", {"note": "Order 7 is refunded."}))])
+            with trace.use_span(_execute(tracer, "wrap_up", "c2", result), end_on_exit=True):
+                pass
+
+    return build
+
+
+def test_a_last_call_that_returned_nothing_and_ended_the_loop_delivers_the_answer() -> None:
+    (run,) = rebuild(decode_traces(_otlp(_ends_by_a_void_call("None"))).spans)
+    assert [t.name for t in run.tool_calls] == ["lookup"] and run.output == "Order 7 is refunded."
+    (run,) = rebuild(decode_traces(_otlp(_ends_by_a_void_call("note sent"))).spans)  # it did something
+    assert [t.name for t in run.tool_calls] == ["lookup", "wrap_up"] and run.output is None

@@ -31,3 +31,10 @@ def test_openai_messages_keep_tool_calls_and_their_results() -> None:
     )
     assert last_user_text(messages) == "Weather in Paris?"
     assert tool_results(messages) == {"c1": "12C rain"}
+
+
+def test_geminis_model_role_is_the_assistant() -> None:
+    from otelgrade.rebuild.messages import assistant_text, message
+
+    said = message("model", "Policy P-310 is active.")
+    assert said["role"] == "assistant" and assistant_text([said]) == "Policy P-310 is active."

@@ -8,6 +8,11 @@ import json
 from typing import Any
 
 from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.intake.decode import decode_traces
@@ -136,3 +141,106 @@ def test_a_call_that_names_no_agent_stays_a_tool_call_whoever_speaks_next() -> N
     requests, _ = _requests(_group_chat)
     assert len(requests) == 1 and requests[0].agents == ["support", "reviewer"]
     assert [t.name for t in requests[0].tool_calls] == ["delete_account"] and requests[0].handoffs == []
+
+
+def _framework_workflow(framework_span: bool, tools_traced: bool = True) -> bytes:
+    """A framework's workflow span with attributes of its own only (no convention's marks) runs a front desk that
+    hands over by a call the framework intercepts, then a booker; content capture off (models, tokens and
+    finish reasons only). The application's span is its own tracer's; the workflow's is the framework's, unless
+    `framework_span` is False."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "desk-app"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    app, framework = provider.get_tracer("desk-app"), provider.get_tracer("desk-framework")
+
+    def chat(finish: str) -> None:
+        with framework.start_as_current_span("chat gpt-4o") as s:
+            s.set_attribute("gen_ai.operation.name", "chat")
+            s.set_attribute("gen_ai.request.model", "gpt-4o")
+            s.set_attribute("gen_ai.response.finish_reasons", (finish,))
+
+    workflow_tracer = framework if framework_span else app
+    with app.start_as_current_span("handle_request"), workflow_tracer.start_as_current_span("workflow.run") as flow:
+        flow.set_attribute("workflow.name", "desk")
+        for agent in ("front_desk", "booker"):
+            with trace.use_span(_invoke(framework, agent), end_on_exit=True):
+                chat("tool_calls")
+                if agent == "booker":
+                    if tools_traced:
+                        with trace.use_span(_execute(framework, "book_hotel", "c1", "booked"), end_on_exit=True):
+                            pass
+                    chat("stop")
+    provider.shutdown()
+    return encode_spans(exporter.get_finished_spans()).SerializeToString()
+
+
+def test_a_frameworks_workflow_span_with_no_conventions_marks_holds_one_request_of_its_agents() -> None:
+    requests = [r for r in rebuild(decode_traces(_framework_workflow(True)).spans) if r.parent_span_id is None]
+    assert len(requests) == 1 and requests[0].agents == ["front_desk", "booker"]
+    apart = [r for r in rebuild(decode_traces(_framework_workflow(False)).spans) if r.parent_span_id is None]
+    assert [r.agent_name for r in apart] == ["front_desk", "booker"]  # the application's own span joins nothing
+
+
+def test_a_transfer_that_left_no_call_is_a_handoff_when_the_next_agent_acts_and_tools_are_traced() -> None:
+    (request,) = [r for r in rebuild(decode_traces(_framework_workflow(True)).spans) if r.parent_span_id is None]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "booker", "agent_acted")
+    ]
+    assert [t.name for t in request.tool_calls] == ["book_hotel"] and "tool_calls" not in request.lacks
+    untraced = rebuild(decode_traces(_framework_workflow(True, tools_traced=False)).spans)
+    (request,) = [r for r in untraced if r.parent_span_id is None]
+    assert request.handoffs == [] and "tool_calls" in request.lacks  # no execution anywhere: nothing to go by
+
+
+def _next_speaker(carried_on: bool) -> Any:
+    """A group chat with no span of its own: a desk answers the user, then a booker speaks, each agent's
+    invocation under the application's span, no call between them. With `carried_on`, the booker's model is
+    given the conversation so far (the user's request and the desk's answer); else a request of its own."""
+    said = "The bookings desk will help you with that."
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("handle_request"):
+            with trace.use_span(_invoke(tracer, "desk"), end_on_exit=True):
+                _chat(tracer, [parts_user(QUESTION)], _answer(said))
+            with trace.use_span(_invoke(tracer, "booker"), end_on_exit=True):
+                given = [parts_user(QUESTION), *_answer(said)] if carried_on else [parts_user("Book Nice.")]
+                _chat(tracer, given, [parts_calls(("c1", "book_hotel", {"city": "Lyon"}))])
+                with trace.use_span(_execute(tracer, "book_hotel", "c1", "booked"), end_on_exit=True):
+                    pass
+                _chat(tracer, given, _answer("Booked two nights in Lyon."))
+
+    return build
+
+
+def test_the_next_speaker_of_a_group_chat_carries_on_one_request_and_its_answer_is_the_requests() -> None:
+    requests, _ = _requests(_next_speaker(carried_on=True))
+    assert len(requests) == 1
+    request = requests[0]
+    assert [t.name for t in request.tool_calls] == ["book_hotel"] and request.output == "Booked two nights in Lyon."
+    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("desk", "booker")]
+    apart, _ = _requests(_next_speaker(carried_on=False))
+    assert [r.agent_name for r in apart] == ["desk", "booker"]  # another conversation: another request
+
+
+def _loop_of_agents(tracer: Any) -> None:
+    """A workflow agent (its own invocation, no model call of its own) runs a drafter and a reviewer in turn, twice;
+    the reviewer ends the loop with a tool call and no text of its own."""
+    with tracer.start_as_current_span("handle_request"), trace.use_span(_invoke(tracer, "loop"), end_on_exit=True):
+        for round_ in (1, 2):
+            with trace.use_span(_invoke(tracer, "drafter"), end_on_exit=True):
+                _chat(tracer, [parts_user(QUESTION)], _answer(f"Draft {round_}: two nights in Lyon."))
+            with trace.use_span(_invoke(tracer, "reviewer"), end_on_exit=True):
+                if round_ == 1:
+                    _chat(tracer, [parts_user(QUESTION)], _answer("Add the dates."))
+                else:
+                    _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "approve", {}))])
+                    with trace.use_span(_execute(tracer, "approve", "c1", "approved"), end_on_exit=True):
+                        pass
+
+
+def test_agents_one_agents_invocation_runs_in_a_loop_are_one_request_whose_answer_is_the_last_given() -> None:
+    requests, _ = _requests(_loop_of_agents)
+    assert len(requests) == 1  # not one request per turn, though each agent acts twice
+    request = requests[0]
+    assert len(request.llm_calls) == 4 and [t.name for t in request.tool_calls] == ["approve"]
+    assert request.output == "Draft 2: two nights in Lyon."

@@ -8,6 +8,7 @@ graders that need content, every such grade is `skipped` with the reason, counte
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,14 +40,20 @@ def grade(config_doc: dict | None, folder: Path) -> tuple[list[Grade], Metrics]:
     return grades, metrics
 
 
+def _failed_tool(folder: Path) -> bool:
+    """Whether the ground truth of a capture's scenario has a tool call that failed."""
+    spec = json.loads((folder.parent / "expected.json").read_text())["scenarios"][folder.name]
+    return any(t.get("error") for run in spec["runs"] for t in run["tool_calls"])
+
+
 @pytest.mark.parametrize("folder", DEFAULTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_the_embedded_default_never_fails_a_run_for_missing_content(folder: Path) -> None:
     grades, metrics = grade(None, folder)
     assert grades, "the default suite grades every run"
     failing = [g for g in grades if g.outcome == "fail"]
     # A failed tool call is carried by the trace (its span's status) with content off too: tool_errors may fail
-    # on it, naming the tool; nothing fails for missing content.
-    if folder.name == "tool_error":
+    # on it, naming the tool, where the ground truth has one; nothing fails for missing content.
+    if _failed_tool(folder):
         assert {g.grader for g in failing} == {"tool_errors"}, [(g.grader, g.rationale) for g in failing]
         assert all("tool calls failed" in g.rationale for g in failing)
     else:

@@ -32,6 +32,9 @@ from otelgrade.rebuild.span_readers import (
 
 LLM_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "completion", "responses"})
 _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+# A span of its own for a control transfer between agents (the OpenAI Agents SDK's handoff span, as the OTel contrib
+# and OpenLLMetry instrumentations write it), with `gen_ai.handoff.from_agent` / `gen_ai.handoff.to_agent`.
+HANDOFF_OPERATIONS = frozenset({"agent_handoff", "handoff"})
 
 
 def read(span: Span) -> Facts | None:
@@ -44,6 +47,8 @@ def read(span: Span) -> Facts | None:
         return tool(span)
     if op == "goto":  # a graph routing control to a node (LangGraph's `Command(goto=...)`, OpenLLMetry)
         return TransferFacts(to_agent=name_after(span, "goto"))
+    if op in HANDOFF_OPERATIONS:
+        return handoff(span)
     if op is None and any(e.name == "gen_ai.choice" for e in span.events) and "gen_ai.request.model" in span.attributes:
         return llm(span)  # older releases without gen_ai.operation.name
     return None
@@ -60,6 +65,16 @@ def agent(span: Span) -> RunFacts:
         agent_name=name,
         input=msg.last_user_text(inputs),
         output=msg.assistant_text(outputs),
+    )
+
+
+def handoff(span: Span) -> TransferFacts:
+    """A handoff span: the agents it names (the target may be unknown when the span starts: the agent that acts
+    next, decided by `handoffs`)."""
+    attrs = span.attributes
+    return TransferFacts(
+        to_agent=text(attrs.get("gen_ai.handoff.to_agent")),
+        from_agent=text(attrs.get("gen_ai.handoff.from_agent")) or text(attrs.get("gen_ai.agent.name")),
     )
 
 
@@ -99,6 +114,7 @@ def tool(span: Span) -> ToolFacts:
         arguments=msg.parse_json_maybe(arguments),
         result=msg.result_text(result),
         error=is_error(span),
+        description=text(attrs.get("gen_ai.tool.description")),
     )
 
 

@@ -28,6 +28,8 @@ _OBSERVATION = "Observation:\n"
 _DSPY = "openinference.instrumentation.dspy"
 _HANDOFF = "handoff to "
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
+_SPEAKER_KEY = "current_agent_name="
+_SPEAKER = re.compile(r"current_agent_name='([^']{1,128})'")
 _DESTINATION = "__handoff_destination"  # LangGraph's handoff tools (supervisor, swarm) say whom they hand to
 
 
@@ -51,7 +53,17 @@ def read(span: Span) -> Facts | None:
     if kind == "CHAIN" and span.scope == _DSPY and span.name == "ReAct.forward":
         return _dspy_react(span)
     if kind == "CHAIN":
-        return ChainFacts(node=span.name if _is_graph_node(span) else None)
+        return ChainFacts(node=span.name if _is_graph_node(span) else None, speaker=_speaker(span))
+    return None
+
+
+def _speaker(span: Span) -> str | None:
+    """The agent an agent workflow's step is for, as LlamaIndex's workflow events say it in the step's input or
+    output (`AgentInput(..., current_agent_name='bookings')`)."""
+    for key in ("input.value", "output.value"):
+        value = span.attributes.get(key)
+        if isinstance(value, str) and _SPEAKER_KEY in value and (found := _SPEAKER.search(value)):
+            return found.group(1)
     return None
 
 
@@ -302,9 +314,10 @@ def _value_text(attrs: dict[str, Any], side: str, user: bool) -> str | None:
 
 
 def _finish_reason(attrs: dict[str, Any]) -> str | None:
-    """`llm.finish_reason` (what the LangChain and LlamaIndex instrumentors write), else the first choice's in
-    an OpenAI response kept whole as `output.value`."""
-    if (written := finish_reason(attrs.get("llm.finish_reason"))) is not None:
+    """`llm.finish_reason` (what the LangChain and LlamaIndex instrumentors write), or the GenAI conventions' on a
+    span that carries both, else the first choice's in an OpenAI response kept whole as `output.value`."""
+    written = finish_reason(first(attrs, "llm.finish_reason", "gen_ai.response.finish_reasons"))
+    if written is not None:
         return written
     doc = msg.loads(attrs.get("output.value"))
     if isinstance(doc, dict) and isinstance(doc.get("choices"), list):

@@ -109,6 +109,7 @@ def tool(span: Span) -> ToolFacts:
         result=_tool_message_content(result) if isinstance(result, str) else msg.result_text(result),
         error=is_error(span),
         hands_to=_goto(result),
+        description=text(attrs.get("gen_ai.tool.description")),
     )
 
 

@@ -31,6 +31,8 @@ def read(span: Span) -> Facts | None:
         return agent(span)
     if kind == "tool":
         return tool(span)
+    if kind == "handoff":  # the openai-agents instrumentation's handoff span (`concierge → unknown.handoff`)
+        return genai.handoff(span)
     if _is_llm(attrs):
         if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
             return genai.llm(span)
@@ -54,12 +56,17 @@ def agent(span: Span) -> RunFacts:
 
 
 def tool(span: Span) -> ToolFacts:
+    """A tool span: arguments and result as `traceloop.entity.*`, else (the openai-agents instrumentation) as
+    GenAI's `gen_ai.tool.call.arguments` / `.result`."""
     attrs = span.attributes
-    output = attrs.get("traceloop.entity.output")
+    output = first(attrs, "traceloop.entity.output", "gen_ai.tool.call.result")
+    entity_input = attrs.get("traceloop.entity.input")
     return ToolFacts(
         name=text(first(attrs, "gen_ai.tool.name", "traceloop.entity.name")) or span.name.removesuffix(".tool"),
         call_id=text(attrs.get("gen_ai.tool.call.id")),
-        arguments=_entity_arguments(attrs.get("traceloop.entity.input")),
+        arguments=_entity_arguments(entity_input)
+        if entity_input is not None
+        else msg.parse_json_maybe(attrs.get("gen_ai.tool.call.arguments")),
         result=msg.result_text(output) if output is not None else None,
         error=is_error(span),
     )

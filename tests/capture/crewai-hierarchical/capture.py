@@ -18,12 +18,9 @@ import os
 os.environ["CREWAI_DISABLE_TELEMETRY"] = "true"  # no anonymous usage telemetry
 os.environ["CREWAI_TRACING_ENABLED"] = "false"  # no CrewAI AMP tracing prompt
 
-from collections import Counter
-
 from client import Scenario, text, tool
+from crew_ledger import watch
 from crewai import LLM, Agent, Crew, Process, Task
-from crewai.events import LLMCallStartedEvent, crewai_event_bus
-from crewai.hooks import after_tool_call
 from crewai.tools import tool as crew_tool
 from openinference.instrumentation.crewai import CrewAIInstrumentor
 from openinference.instrumentation.openai import OpenAIInstrumentor
@@ -43,22 +40,7 @@ tracer = trace.get_tracer("travel-service")
 
 S: Scenario  # the scenario being captured; the tools record into its request run
 MANAGER = "Crew Manager"  # the role CrewAI gives the manager agent it creates
-LLM_CALLS: Counter[str] = Counter()  # agent role -> model calls CrewAI started
-DELEGATIONS: list[dict] = []  # what each delegation tool received and returned
-
-
-@crewai_event_bus.on(LLMCallStartedEvent)
-def _count(source, event):
-    LLM_CALLS[event.agent_role] += 1
-
-
-@after_tool_call
-def _delegation(context):
-    """The manager's delegation tools are CrewAI's own: record the transfer they made."""
-    if context.tool_name.startswith(("delegate_work", "ask_question")):
-        S.runs[0]["handoffs"].append({"from": context.agent.role, "to": context.tool_input["coworker"]})
-        DELEGATIONS.append({"tool": context.tool_name, **context.tool_input, "result": context.tool_result})
-    return None
+LEDGER = watch()  # CrewAI's own record of the request being captured
 
 
 @crew_tool("search_flights")
@@ -96,9 +78,7 @@ def worker(role: str, tools: list) -> Agent:
 def run_crew(request: str) -> None:
     """One hierarchical crew kickoff with its ground truth."""
     request_run = S.run(MANAGER, request)
-    request_run["handoffs"] = []
-    LLM_CALLS.clear()
-    DELEGATIONS.clear()
+    LEDGER.start(request_run)
     workers = [
         worker("flights_specialist", [search_flights, book_flight]),
         worker("account_specialist", [delete_account, charge_card]),
@@ -110,13 +90,8 @@ def run_crew(request: str) -> None:
     except Exception as exc:
         print(f"   crew failed: {type(exc).__name__}: {exc}")
         output, status = None, "error"
-    crewai_event_bus.flush()
-    S.finish(output, status, sum(LLM_CALLS.values()))
-    runs = [f"{MANAGER}: {LLM_CALLS[MANAGER]} model call(s), its answer is the request's"] + [
-        f"{d['coworker']} (via {d['tool']}): input {d['task']!r}, {LLM_CALLS[d['coworker']]} model call(s), "
-        f"answer {d['result']!r}"
-        for d in DELEGATIONS
-    ]
+    S.finish(output, status, LEDGER.settle())
+    runs = LEDGER.agent_runs(MANAGER)
     request_run.update(
         nested_runs_allowed=True,
         note="The request run is the crew kickoff with every agent's model and tool calls; the manager's "

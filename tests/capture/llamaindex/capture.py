@@ -6,8 +6,9 @@ over to `booking_agent` (`can_handoff_to`). OpenInference records message conten
 scenario is wrapped in a `handle_request` span, as a web service would.
 
 Ground truth: the tools record what they received and returned; the number of model calls is the number
-of `AgentInput` events the workflow streamed (one per model call); the handoff tool's call is taken from
-the workflow's own `ToolCallResult` event, since the framework runs that tool itself.
+of `AgentInput` events the workflow streamed (one per model call); the handoff is taken from the workflow's own
+`ToolCallResult` event of its `handoff` tool, which the framework runs itself, and recorded as the control
+transfer it is (`travel_agent` -> the agent it names), not as a tool call of the request.
 """
 
 import asyncio
@@ -117,7 +118,8 @@ async def run(s: Scenario, agent, request: str) -> None:
             if isinstance(event, AgentInput):
                 llm_calls += 1
             elif isinstance(event, ToolCallResult) and event.tool_name == "handoff":
-                s.tool("handoff", dict(event.tool_kwargs), str(event.tool_output.content))
+                handoffs = s.runs[-1].setdefault("handoffs", [])
+                handoffs.append({"from": "travel_agent", "to": event.tool_kwargs["to_agent"]})
         result = await handler
     except Exception as exc:  # the run failed
         print(f"   run failed: {type(exc).__name__}: {exc}")

@@ -18,13 +18,14 @@ import os
 
 from client import Scenario, failure
 from client import tool as reply
+from managed_agents import Ledger, Managed, run_manager
 from openinference.instrumentation.smolagents import SmolagentsInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from smolagents import ActionStep, OpenAIServerModel, ToolCallingAgent, tool
+from smolagents import OpenAIServerModel, ToolCallingAgent, tool
 
 provider = TracerProvider(resource=Resource.create({"service.name": "hotel-desk"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
@@ -36,7 +37,7 @@ model = OpenAIServerModel(
     model_id="gpt-4o-mini", api_base=os.environ["OPENAI_BASE_URL"], api_key=os.environ["OPENAI_API_KEY"]
 )
 s: Scenario  # the scenario being captured; every call goes into its request run
-notes: list[str] = []  # each managed agent's own run, for the note
+ledger = Ledger()  # what the managed agents did in the request being captured
 
 
 def record(name: str, arguments: dict, result: str | None = None, error: bool = False) -> None:
@@ -91,43 +92,14 @@ def delete_account(user_id: str) -> str:
     return result
 
 
-def action_steps(agent: ToolCallingAgent) -> int:
-    """Model calls of the agent's last run: one per action step (planning is off)."""
-    return sum(isinstance(step, ActionStep) for step in agent.memory.steps)
-
-
-class Managed(ToolCallingAgent):
-    """A managed agent whose call (what the manager asked and got back) goes into the request run before
-    its own calls, and whose model calls count towards the request's."""
-
-    def __call__(self, task: str, **kwargs):
-        entry = {"name": self.name, "arguments": {"task": task, **kwargs}, "result": None, "error": False}
-        s.runs[-1]["tool_calls"].append(entry)
-        try:
-            answer = super().__call__(task, **kwargs)
-        except Exception:
-            entry.update(error=True)
-            notes.append(f"{self.name}: {action_steps(self)} model call(s), failed")
-            raise
-        finally:
-            counted[self.name] = counted.get(self.name, 0) + action_steps(self)
-        entry["result"] = str(answer)
-        notes.append(f"{self.name}: {action_steps(self)} model call(s), answer {self.final_answer!r}")
-        return answer
-
-    def run(self, task, *args, **kwargs):
-        self.final_answer = None
-        out = super().run(task, *args, **kwargs)
-        self.final_answer = out if isinstance(out, str) else getattr(out, "output", out)
-        return out
-
-
-counted: dict[str, int] = {}
-
-
 def team() -> ToolCallingAgent:
     researcher = Managed(
-        tools=[find_hotels], model=model, name="researcher", description="Finds hotels in a city.", verbosity_level=0
+        tools=[find_hotels],
+        model=model,
+        name="researcher",
+        description="Finds hotels in a city.",
+        verbosity_level=0,
+        ledger=ledger,
     )
     account_desk = Managed(
         tools=[refund_payment, delete_account],
@@ -135,6 +107,7 @@ def team() -> ToolCallingAgent:
         name="account_desk",
         description="Handles refunds and account closures.",
         verbosity_level=0,
+        ledger=ledger,
     )
     return ToolCallingAgent(
         tools=[reserve_room],
@@ -146,24 +119,7 @@ def team() -> ToolCallingAgent:
 
 
 def run(request: str) -> None:
-    s.run("coordinator", request)
-    counted.clear()
-    notes.clear()
-    coordinator = team()
-    try:
-        answer, status = coordinator.run(request), "ok"
-    except Exception as exc:
-        print(f"   run failed: {type(exc).__name__}: {str(exc)[:120]}")
-        answer, status = None, "error"
-    s.finish(answer, status, action_steps(coordinator) + sum(counted.values()))
-    s.runs[-1].update(
-        handoffs=[],
-        nested_runs_allowed=True,
-        note=f"The request run is coordinator's with every managed agent's model and tool calls; coordinator: "
-        f"{action_steps(coordinator)} model call(s). Each managed agent's own run is also reported, nested: "
-        + "; ".join(notes)
-        + ".",
-    )
+    run_manager(team(), s, ledger, request)
 
 
 def final(answer: str) -> dict:

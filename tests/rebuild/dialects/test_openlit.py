@@ -90,15 +90,14 @@ def test_graph_construction_at_start_up_is_no_run() -> None:
     assert rebuild_folder(FRAMEWORKS / SOURCE / "startup") == []
 
 
-REDACTED = "openlit-langgraph-redacted"  # a pending capture: its ground truth says `messages` lacks, not yet read so
+REDACTED = "openlit-langgraph-redacted"  # content off: the run lacks the conversation and the results
 
 
 @pytest.mark.parametrize("scenario", ["happy", "two_workers"])
 def test_content_off_still_shows_the_request_the_requested_calls_and_the_answer(scenario: str) -> None:
     """With capture_message_content=False OpenLIT keeps the user's request on the graph's first node span, the
     response's tool calls on the model-call span and the answer on the graph's span; tool results are gone."""
-    spec = json.loads((FRAMEWORKS / REDACTED / "expected.pending.json").read_text())["scenarios"][scenario]
-    (truth,) = spec["runs"]
+    (truth,) = expected(REDACTED, scenario)["runs"]
     (run,) = request_runs(REDACTED, scenario)
     assert run.input == truth["input"] and "input" not in run.lacks
     assert [(c.name, c.arguments) for c in run.tool_calls] == [(c["name"], c["arguments"]) for c in truth["tool_calls"]]

@@ -1,0 +1,59 @@
+"""CrewAI's own record of a crew's run, for the capture scripts of crews: model calls per agent role (its
+LLMCallStartedEvent) and the delegations its coworker tools made (an after_tool_call hook), each a handoff of
+the request run. Needs crewai in the environment."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from crewai.events import LLMCallStartedEvent, crewai_event_bus
+from crewai.hooks import after_tool_call
+
+
+class CrewLedger:
+    """What the crew of the request being captured did: model calls per role, and what each delegation tool
+    received and returned."""
+
+    def __init__(self) -> None:
+        self.llm_calls: Counter[str] = Counter()
+        self.delegations: list[dict[str, Any]] = []
+        self.request_run: dict[str, Any] = {}
+
+    def start(self, request_run: dict[str, Any]) -> None:
+        """Record into this request run from now on; its handoffs start empty."""
+        self.request_run = request_run
+        request_run["handoffs"] = []
+        self.llm_calls.clear()
+        self.delegations.clear()
+
+    def settle(self) -> int:
+        """Wait for CrewAI's event handlers, then the request's model calls."""
+        crewai_event_bus.flush()
+        return sum(self.llm_calls.values())
+
+    def agent_runs(self, entry: str) -> list[str]:
+        """Each agent's own run in words, for the scenario's note: the entry agent's, then each coworker's."""
+        return [f"{entry}: {self.llm_calls[entry]} model call(s), its answer is the request's"] + [
+            f"{d['coworker']} (via {d['tool']}): input {d['task']!r}, {self.llm_calls[d['coworker']]} model call(s), "
+            f"answer {d['result']!r}"
+            for d in self.delegations
+        ]
+
+
+def watch() -> CrewLedger:
+    """Hook a ledger onto CrewAI's event bus and tool hooks, once per capture script."""
+    ledger = CrewLedger()
+
+    @crewai_event_bus.on(LLMCallStartedEvent)
+    def _count(source: Any, event: Any) -> None:
+        ledger.llm_calls[event.agent_role] += 1
+
+    @after_tool_call
+    def _delegation(context: Any) -> None:
+        """CrewAI's own delegation tools: record the transfer they made."""
+        if context.tool_name.startswith(("delegate_work", "ask_question")):
+            ledger.request_run["handoffs"].append({"from": context.agent.role, "to": context.tool_input["coworker"]})
+            ledger.delegations.append({"tool": context.tool_name, **context.tool_input, "result": context.tool_result})
+
+    return ledger

@@ -1,0 +1,48 @@
+"""Tracing set-ups that capture scripts share: an OpenTelemetry SDK provider exporting each span as it ends
+(OTLP/HTTP protobuf to the harness) for an instrumentation's instrumentors, or OpenLIT's own `openlit.init`.
+Importable from any capture environment that has opentelemetry-sdk and its OTLP/HTTP exporter."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from opentelemetry import trace
+
+
+def traced(service: str, instrumentors: Callable[[], list[Any]] | None = None) -> trace.Tracer:
+    """Start tracing `service`: with `instrumentors`, each instrumentor on an SDK provider of its own;
+    without, OpenLIT's setup (content on, its default), which instruments what it finds."""
+    if instrumentors is None:
+        import openlit
+
+        openlit.init(
+            otlp_endpoint=os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"],
+            application_name=service,
+            service_name=service,
+            disable_batch=True,
+            disable_metrics=True,  # the harness records traces and logs only
+            disabled_instrumentors=["urllib"],  # the harness's own control calls, not the service's
+        )
+    else:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+        provider = TracerProvider(resource=Resource.create({"service.name": service}))
+        provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+        trace.set_tracer_provider(provider)
+        for instrumentor in instrumentors():
+            instrumentor.instrument(tracer_provider=provider)
+    return trace.get_tracer(service)
+
+
+def flush() -> None:
+    """Export what the providers still hold, before the scenario closes."""
+    from opentelemetry._logs import get_logger_provider
+
+    for provider in (trace.get_tracer_provider(), get_logger_provider()):
+        if hasattr(provider, "force_flush"):
+            provider.force_flush()
