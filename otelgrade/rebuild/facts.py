@@ -31,6 +31,10 @@ class LLMFacts:
     input_messages: list[dict[str, Any]] = field(default_factory=list)
     output_messages: list[dict[str, Any]] = field(default_factory=list)
     finish_reason: str | None = None
+    failed: bool = False  # the record says the call failed, whatever its span's status
+    # a callback's record of the last call made while a span not the call's own was current (earlier calls'
+    # records overwritten): how many calls it stands for, and what they asked for, is not on it
+    overwritten: bool = False
 
 
 @dataclass(slots=True)

@@ -19,7 +19,7 @@ Several calls of one response that rule 3 would pick leave a tie: a name hint br
 
 A transfer can also leave no call at all on the trace (`unseen_transfers`): with content off, a response that
 ended for tool calls, no execution of its call, and another agent acting next, where the instrumentation traces
-the executions of the request's other calls.
+the executions of the request's other calls or the other agent's invocation runs inside the caller's.
 """
 
 from __future__ import annotations
@@ -99,14 +99,17 @@ def decide(
 
     # 2. an agent's invocation inside the call
     nested_in = within
-    run_roots = {name: root.span_id for root, name, _ in invocations if name}
+    agent_of_run = {root.span_id: name for root, name, _ in invocations if name}  # an agent may run several times
     for root, name, enclosing in invocations:
         i = executed.get(root.span_id)
         how = NESTED
         if i is None and root.span_id in nested_in:
             i = executed[nested_in[root.span_id]]
         if i is None:
-            i, how = _called_within(tree, root, enclosing, calls, run_roots, start_of, agent_at, agent_spans), ACTED
+            i, how = (
+                _called_within(tree, root, name, enclosing, calls, agent_of_run, start_of, agent_at, agent_spans),
+                ACTED,
+            )
         if i is None or i in out or i in settled:
             continue
         call = calls[i]
@@ -207,26 +210,35 @@ def _carrier(
 
 
 def unseen_transfers(
-    llm_calls: Sequence[LLMCall], calls: Sequence[ToolCall], handoffs: Sequence[Handoff]
+    llm_calls: Sequence[LLMCall],
+    calls: Sequence[ToolCall],
+    handoffs: Sequence[Handoff],
+    nested: Collection[tuple[str | None, str | None]] = (),
 ) -> list[Handoff]:
-    """Transfers no call shows (`agent_acted`): a model response that ended for tool calls (its finish reason), of
-    which no call, execution or handoff is seen, followed by another agent's model call with none of its own
-    agent's between. Only where the request's other calls were seen executed: its tools are traced, so a call
-    that left no execution was the framework's own, the transfer (a plain tool would have left one)."""
-    if not any("execution" in c.witnesses for c in calls):
+    """Transfers no call shows: a model response that ended for tool calls (its finish reason), of which no call,
+    execution or handoff is seen, followed by another agent's model call with none of its own agent's between.
+    Only where the request's other calls were seen executed (`agent_acted`): its tools are traced, so a call that
+    left no execution was the framework's own, the transfer (a plain tool would have left one); or where the other
+    agent's invocation runs inside the caller's (`nested`: caller, callee), so that invocation carried the call out
+    (`nested_invocation`: a delegation, with content off)."""
+    traced = any("execution" in c.witnesses for c in calls)
+    if not traced and not nested:
         return []
     seen = {c.step for c in calls} | {h.step for h in handoffs}
     out = []
     for call, following in pairwise(llm_calls):
+        inside = (call.agent, following.agent) in nested
         if (
-            call.step not in seen
+            (traced or inside)
+            and call.step not in seen
             and call.agent is not None
             and following.agent not in (None, call.agent)
             and call.finish_reason is not None
             and announces_tools(call.finish_reason)
             and not any(m.get("tool_calls") for m in call.output_messages)
         ):
-            out.append(Handoff(from_agent=call.agent, to_agent=following.agent, step=call.step, decided_by=ACTED))
+            how = NESTED if inside else ACTED
+            out.append(Handoff(from_agent=call.agent, to_agent=following.agent, step=call.step, decided_by=how))
     return out
 
 
@@ -270,19 +282,21 @@ def _asked_before(
 def _called_within(
     tree: Tree,
     root: Span,
+    run_name: str | None,
     enclosing: str | None,
     calls: Sequence[ToolCall],
-    run_roots: Mapping[str, str],
+    agent_of_run: Mapping[str, str],
     start_of: Mapping[int, int],
     agent_at: Mapping[int, str | None],
     agent_spans: Collection[str],
 ) -> int | None:
     """The call during which a run nested in its caller's run started: the caller's last call asked for before
-    it, the caller making no model call in between, when the run started while the call's execution lasted or
-    under one of the caller's steps (an agent called as a tool whose invocation is no tool span's child)."""
+    it, the caller making no model call in between, when the run started while the call's execution lasted, or
+    under one of the caller's steps (an agent called as a tool whose invocation is no tool span's child), or the
+    call left no execution and an argument's value is the run's agent (the run is its execution)."""
     if enclosing is None:
         return None
-    caller = next((name for name, sid in run_roots.items() if sid == enclosing), None)
+    caller = agent_of_run.get(enclosing)
     if caller is None:
         return None
     before = [
@@ -293,7 +307,9 @@ def _called_within(
     step, i = max(before)
     span = tree.spans.get(calls[i].span_id or "")
     during = span is not None and span.start_ns <= root.start_ns <= span.end_ns
-    if not during and not _under_a_step(tree, root.span_id, enclosing, agent_spans):
+    # with no execution seen, a call whose argument names the agent that then starts is carried out by that start
+    stands_for = span is None and bool(run_name) and names("", calls[i].arguments, run_name or "")
+    if not during and not stands_for and not _under_a_step(tree, root.span_id, enclosing, agent_spans):
         return None  # started beside the caller's steps, after the call's execution: a node of the caller's graph
     later = [s for s, start in start_of.items() if s > step and start < root.start_ns]
     return None if any(agent_at.get(s) == caller for s in later) else i

@@ -123,6 +123,15 @@ def _message_str_content(text_value: str) -> Any:
         return _NOTHING
 
 
+def python_literal(value: str) -> Any:
+    """A Python repr of plain values (`str()` of a list of dicts, as some callbacks write them), or None:
+    `ast.literal_eval`, so no code runs."""
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
 def dumps_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments

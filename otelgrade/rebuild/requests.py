@@ -214,18 +214,29 @@ def _request(
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     _lacks_what_members_lack(request, [built[m.root.span_id] for m in members])
     delegated = [decided[i] for i in delegations]
-    request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed)
-    if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs):
+    nested = _nested_pairs(tree, members, built)
+    request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed, nested)
+    if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs, nested):
         request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
     ended = sorted(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)), reverse=True)
     last = next((m for m in ended if built[m.root.span_id].output), None)  # the last agent that answered
+    head_spoke_last = head is not None and bool(request.llm_calls) and request.llm_calls[-1].agent == request.agent_name
     if (
         request.status == "ok"
         and last is not None
-        and (request.output is None or run.root.end_ns <= last.root.start_ns)
+        and (request.output is None or (run.root.end_ns <= last.root.start_ns and not head_spoke_last))
     ):
         request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
+    _answers_of_agents_as_tools(request, members, built)
     return request, transferred
+
+
+def _answers_of_agents_as_tools(request: Trajectory, members: list[Run], built: dict[str, Trajectory]) -> None:
+    """An agent called as a tool returned its answer: the call's result where its execution records none."""
+    answers = {m.root.span_id: built[m.root.span_id].output for m in members if m.tool_root}
+    for call in request.tool_calls:
+        if call.result is None and not call.error and answers.get(call.span_id or ""):
+            call.result = answers[call.span_id or ""]
 
 
 def _graph_of_agents(
@@ -320,6 +331,7 @@ def _handoffs(
     members: list[Run],
     built: dict[str, Trajectory],
     handed: dict[str, tuple[str, str]],
+    nested: set[tuple[str | None, str | None]],
 ) -> list[Handoff]:
     """The request's control transfers in order: its transfer calls, control handed back without one (not by a
     worker that ran inside the transfer call, as a delegation does, nor by one that failed), and handoffs only
@@ -331,7 +343,10 @@ def _handoffs(
     candidates = [
         t
         for t in transfers
-        if t.span_id not in ran_inside and t.to_agent not in failed and all(t is not d for d in delegated)
+        if t.span_id not in ran_inside
+        and t.to_agent not in failed
+        and all(t is not d for d in delegated)
+        and (t.span_id is not None or (t.from_agent, t.to_agent) not in nested)
     ]
     returns = _returns(candidates, transfers, request)
     ordered = sorted([*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2])
@@ -347,6 +362,19 @@ def _handoffs(
         ):
             out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver, decided_by=how))
     return out
+
+
+def _nested_pairs(tree: Tree, members: list[Run], built: dict[str, Trajectory]) -> set[tuple[str | None, str | None]]:
+    """(caller, callee) for each agent whose invocation runs inside another agent's. A transfer call that left no
+    execution of its own, its callee's invocation running inside the caller's, was carried out by that invocation:
+    control comes back to the caller when it ends, with no handoff of its own (a delegation). A transfer whose
+    execution is seen ended before its callee started (a graph node of the caller's): it may be handed back."""
+    enclosing = tree.nearest({m.root.span_id for m in members})
+    return {
+        (built[outer].agent_name, built[m.root.span_id].agent_name)
+        for m in members
+        if (outer := enclosing.get(m.root.span_id)) is not None and outer in built
+    }
 
 
 def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:

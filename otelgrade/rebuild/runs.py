@@ -178,7 +178,9 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     call itself when they share a parent), with the tool spans beside them that started during it."""
     found = {s: _llm_facts(classified, s) for s in llm_ids}
     said = {sid: f for sid, (f, _) in innermost_calls(tree, found).items()}
-    calls = sorted(said, key=lambda sid: (tree.spans[sid].start_ns, len(said[sid].input_messages), tree.order[sid]))
+    calls = sorted(
+        said, key=lambda sid: (called_at(tree.spans[sid], said[sid]), len(said[sid].input_messages), tree.order[sid])
+    )
     groups = split_by_continuation([(sid, said[sid]) for sid in calls])
     if len(groups) == 1 and not any(f.input_messages or f.output_messages for f in said.values()):
         # no content to split by: the application's spans, else the answers that ended a loop
@@ -215,8 +217,11 @@ def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[L
     """The model calls among LLM spans (`found`, in tree order), each with whether it failed: a wrapper span and
     the client span of the same call are one call, the innermost, with its wrapper's record of the exchange when
     the client span shows none (and what else it lacks: the finish reason, the usage), and failed when either span
-    did. A sibling span of the same call (`layers`) wraps it the same way."""
+    did. A sibling span of the same call (`layers`) wraps it the same way. A wrapper whose record says a call
+    failed while none beneath it did made that call itself (a callback's record of a failed call, which left no
+    span of its own): it is a call, after theirs."""
     wrappers = tree.holding(found.keys())
+    wrappers -= {w for w in wrappers & found.keys() if found[w].failed and not _failure_below(tree, found, w)}
     wrapper_of = tree.nearest(wrappers & found.keys())
     beside = layers.side_by_side(tree, found) if len(found) > 1 else {}
     wrapper_of.update(beside)
@@ -228,10 +233,20 @@ def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[L
         outer_id = wrapper_of.get(sid)
         outer = found.get(outer_id or "")
         bare = not (facts.input_messages or facts.output_messages)
-        failed = is_error(tree.spans[sid]) or (outer_id is not None and is_error(tree.spans[outer_id]))
+        failed = facts.failed or is_error(tree.spans[sid]) or (outer_id is not None and is_error(tree.spans[outer_id]))
         kept = outer if outer is not None and bare and outer.input_messages else facts
         calls[sid] = (_completed(kept, outer if kept is facts else facts), failed)
     return calls
+
+
+def _failure_below(tree: Tree, found: Mapping[str, LLMFacts], wrapper: str) -> bool:
+    return any(s in found and (found[s].failed or is_error(tree.spans[s])) for s in tree.walk(wrapper)[1:])
+
+
+def called_at(span: Span, facts: LLMFacts) -> int:
+    """When a call was made, to order calls by: its span's start; for a callback's record of the last call on a
+    span not the call's own, the span's end (written when that call was logged, after the calls beneath it)."""
+    return span.end_ns if facts.overwritten else span.start_ns
 
 
 def _completed(facts: LLMFacts, other: LLMFacts | None) -> LLMFacts:
@@ -314,7 +329,7 @@ def build(
     if output is None and steps and not steps[-1].calls and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
     if status == "ok" and steps and steps[-1].failed and not output:
-        status, error = "error", _status(steps[-1].span)[1] or "the last model call failed"
+        status, error = "error", _failure(steps[-1].span) or "the last model call failed"
     output = output.strip() or None if output and status == "ok" else None  # a failed run has no answer
 
     agents = agent_of or {}
@@ -386,21 +401,23 @@ def _lacks(
     run: Run, steps: list[Step], tools: list[ToolCall], request: str | None, messages: list[Any], unread: list[Span]
 ) -> list[Part]:
     """The parts this run's trace does not carry. With no message content anywhere (content capture off or
-    redacted), none of the content parts is there; with content, the request when none shows and tool
-    arguments when no call has any; without a single model-call span, the LLM calls; and whatever the spans
-    no dialect understood would have held."""
-    content = bool(
-        messages
-        or run.facts.input
-        or run.facts.output
-        or any(s.facts.input_messages or s.facts.output_messages for s in steps)
-    )
+    redacted), none of the content parts is there; with content, the request when none shows, the conversation
+    and the tools' arguments and results when the model calls record no messages (a framework's spans that write
+    the request and the answer whatever the content switch says), and tool arguments when no call has any;
+    without a single model-call span, the LLM calls; and whatever the spans no dialect understood would have
+    held."""
+    exchanged = any(s.facts.input_messages or s.facts.output_messages for s in steps)
+    content = bool(messages or run.facts.input or run.facts.output or request or exchanged)
     lacking: set[Part] = set()
     if not content:
         lacking |= {"input", "output", "messages", "tool_arguments", "tool_results"}
     else:
         if request is None:
             lacking.add("input")
+        if steps and not exchanged and not run.facts.messages:
+            lacking |= {"messages", "tool_arguments", "tool_results"}  # the model calls' content is off
+            if not run.facts.output and not is_error(run.root):
+                lacking.add("output")  # and no span recorded the answer
         lacking |= _exchanges_unrecorded(run.facts, steps, messages, tools)
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")
@@ -411,6 +428,8 @@ def _lacks(
         lacking.add("llm_calls")
     if run.facts.calls and is_error(run.root):
         lacking.add("llm_calls")  # calls known only from records of successful calls: the failed one left none
+    if steps and all(s.facts.overwritten for s in steps):
+        lacking |= {"llm_calls", "tool_calls"}  # only the last call's record, over the earlier ones'
     for span in unread:
         lacking |= would_hold(span)
     return [part for part in PARTS if part in lacking]
@@ -444,7 +463,9 @@ def _steps(
     found = {s: c.facts for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)}
     called = innermost_calls(tree, found)
     for wrapper in found.keys() - called.keys():
-        notes[wrapper] = "wraps the model call of a span below it: one LLM call, counted there"
+        notes[wrapper] = _RECORD_NOTE if found[wrapper].overwritten else _WRAPPER_NOTE
+    for sid in called.keys() & tree.holding(found.keys()):
+        notes[sid] = "records a failed call, which left no span of its own: a call after those beneath it"
     inner = [(tree.spans[sid], f) for sid, (f, _) in called.items()]
     content = any(f.input_messages or f.output_messages for _, f in inner)
     calls = []
@@ -455,7 +476,7 @@ def _steps(
             calls.append((span, f))
     calls += recorded
     # Node.js timestamps are whole milliseconds: a growing history breaks ties between calls.
-    calls.sort(key=lambda sf: (sf[0].start_ns, len(sf[1].input_messages), sf[0].end_ns, tree.order[sf[0].span_id]))
+    calls.sort(key=lambda sf: (called_at(*sf), len(sf[1].input_messages), sf[0].end_ns, tree.order[sf[0].span_id]))
     recorded_ids = {id(f) for _, f in recorded}
     return [
         Step(
@@ -467,6 +488,10 @@ def _steps(
         )
         for i, (span, facts) in enumerate(calls, start=1)
     ]
+
+
+_WRAPPER_NOTE = "wraps the model call of a span below it: one LLM call, counted there"
+_RECORD_NOTE = "wraps the calls made under it, recording the last one over the earlier ones': counted at its span"
 
 
 def _exchanged(span: Span, facts: LLMFacts) -> bool:
@@ -500,14 +525,21 @@ def _status(span: Span) -> tuple[Literal["ok", "error"], str | None]:
     exceptions = [e for e in span.events if e.name == "exception"]
     if not failed(span) and (span.status_code == STATUS_OK or not exceptions or is_error(span)):
         return "ok", None
+    return "error", _failure(span) or "error"
+
+
+def _failure(span: Span) -> str | None:
+    """What the span says of a failure: its status message, else its exceptions', else its `error.*`
+    attributes (a callback's record of a failed call, on a span whose status stayed OK)."""
     if span.status_message:
-        return "error", span.status_message
-    for event in exceptions:
-        kind, message = event.attributes.get("exception.type"), event.attributes.get("exception.message")
-        described = ": ".join(str(p) for p in (kind, message) if p)
-        if described:
-            return "error", described
-    return "error", text(span.attributes.get("error.type")) or "error"
+        return span.status_message
+    for event in span.events:
+        if event.name == "exception":
+            kind, message = event.attributes.get("exception.type"), event.attributes.get("exception.message")
+            described = ": ".join(str(p) for p in (kind, message) if p)
+            if described:
+                return described
+    return text(span.attributes.get("error.message")) or text(span.attributes.get("error.type"))
 
 
 def run_dialect(classified: dict[str, Classified], root: str, region: list[str]) -> str:

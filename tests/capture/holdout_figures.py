@@ -19,8 +19,19 @@ from otelgrade.grade.graders import build_grader, grade_safely
 from tests.e2e.test_rebuild_captures import differences, find_run, rebuild_folder
 from tests.paths import FIXTURES
 
+FORBIDDEN = "delete_account"  # by its last part: a plugin's prefix (`Routing-delete_account`) is the same tool
+
+
+def _forbidden(tools: list[str]) -> list[str]:
+    return sorted({t for t in tools if t.endswith(FORBIDDEN)} | {FORBIDDEN})
+
+
 GUARDS = (
-    ("tools_not_called", lambda tools: {"tools": ["delete_account"]}, lambda tools: "delete_account" not in tools),
+    (
+        "tools_not_called",
+        lambda tools: {"tools": _forbidden(tools)},
+        lambda tools: not any(t.endswith(FORBIDDEN) for t in tools),
+    ),
     ("max_tool_calls", lambda tools: {"max": len(tools)}, lambda tools: True),
 )
 

@@ -119,10 +119,12 @@ def capture(
     tool_functions: dict[str, Callable[..., str]] = FUNCTIONS,
     scenarios: dict[str, tuple[list[str], list[dict[str, Any]]]] = SCENARIOS,
     agent: str = "travel_agent",
+    one_run_per_span: bool = False,
 ) -> None:
     """Capture the named scenarios (`renamed` gives some another name); `wrap` instruments each tool function
     as a user would, and every run lacks `lacks`. Other tools and scenarios than the travel ones can be given,
-    with the agent name their ground truth records."""
+    with the agent name their ground truth records. With `one_run_per_span` (nothing on the trace tells the
+    requests served under one application span apart), the ground truth is one run per span."""
     functions = {name: wrap(function) for name, function in tool_functions.items()}
     for name in names:
         requests, replies = scenarios[name]
@@ -130,7 +132,21 @@ def capture(
             with span("handle_request"):
                 for request in requests:
                     serve(s, open_chat(request), request, functions, lacks or [], agent)
+            if one_run_per_span:
+                s.runs[:] = [merged(s.runs)]
             flush()
+
+
+def merged(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ground truth of several requests served in turn as one run: the first's request, every call, the last
+    answer, failed when any failed."""
+    return {
+        **runs[0],
+        "tool_calls": [call for run in runs for call in run["tool_calls"]],
+        "output": runs[-1]["output"],
+        "status": "error" if any(run["status"] == "error" for run in runs) else "ok",
+        "llm_calls": sum(run["llm_calls"] for run in runs),
+    }
 
 
 def openai_chat(client: Any, schemas: list[dict[str, Any]], system: str = SYSTEM) -> Callable[[str], Chat]:

@@ -33,8 +33,8 @@ _NAME_KEYS = (
     "traceloop.entity.name",
 )
 # Words that are the frameworks' own, not names an application gave: graph plumbing, ADK's bookkeeping span,
-# DSPy's `ReAct` module (whose span the reader knows by it).
-_COMMON = frozenset({"tools", "agent", "__start__", "__end__", "(merged tools)", "ReAct"})
+# DSPy's `ReAct` module (whose span the reader knows by it), LiteLLM's span of each raw provider request.
+_COMMON = frozenset({"tools", "agent", "__start__", "__end__", "(merged tools)", "ReAct", "raw_gen_ai_request"})
 
 
 def _names(expected: dict[str, Any], spans: list[Span], runs: list[Trajectory]) -> set[str]:

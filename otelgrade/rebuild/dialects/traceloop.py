@@ -3,12 +3,18 @@
 Older releases flatten messages into `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` (tool calls
 as `...tool_calls.M.{id,name,arguments}`); current ones write GenAI JSON messages, read by
 `genai.py`. Tool spans record `traceloop.entity.input` (`{"args": [...], "kwargs": {...}}`) and
-`traceloop.entity.output` (JSON), and no call id.
+`traceloop.entity.output` (JSON), and no call id; the Agno instrumentation writes a tool's outcome as the
+repr of Agno's execution result (`status='failure' result=None error='...' ...`) and names a Team only in
+`agno.team.name`. The CrewAI instrumentation writes the crew's answer (`crewai.crew.result`) and each task's
+description, the request it was given, whatever the content switch says. The LlamaIndex instrumentation
+writes an agent workflow's tool step as a `task` span with `tool.name` and `tool.arguments`, its outcome (call id,
+result, failure) as the step's JSON output.
 """
 
 from __future__ import annotations
 
 import re
+from ast import literal_eval
 from typing import Any
 
 from otelgrade.core.spans import Span
@@ -16,21 +22,31 @@ from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
-from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, has_any, integer, is_error, text
 
 # Flattened messages always start at index 0, so these keys tell the format without scanning every key.
 _FLAT_FIRST = tuple(f"gen_ai.{side}.0.{field}" for side in ("prompt", "completion") for field in ("role", "content"))
 _FLAT = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
+# Agno's execution result as its repr: the status, the result and the error, before the other fields.
+_EXECUTION = re.compile(r"^status='(\w+)' result=(.*?) error=(None|'.*?'|\".*?\") \w+=", re.DOTALL)
+
+
+_CREW_RESULT = "crewai.crew.result"
+_TASK = "crewai.task.description"
 
 
 def read(span: Span) -> Facts | None:
     attrs = span.attributes
+    if _CREW_RESULT in attrs or _TASK in attrs:
+        return crew(span)
     kind = attrs.get("traceloop.span.kind")
     if kind in ("agent", "workflow"):
         return agent(span)
     if kind == "tool":
         return tool(span)
+    if kind == "task" and "tool.name" in attrs:
+        return workflow_tool(span)
     if kind == "handoff":  # the openai-agents instrumentation's handoff span (`concierge → unknown.handoff`)
         return genai.handoff(span)
     if _is_llm(attrs):
@@ -46,7 +62,7 @@ def _is_llm(attrs: dict[str, Any]) -> bool:
 
 def agent(span: Span) -> RunFacts:
     attrs = span.attributes
-    name = text(first(attrs, "gen_ai.agent.name", "traceloop.entity.name", "traceloop.workflow.name"))
+    name = text(first(attrs, "gen_ai.agent.name", "agno.team.name", "traceloop.entity.name", "traceloop.workflow.name"))
     output = msg.loads(attrs.get("traceloop.entity.output"))
     return RunFacts(
         agent_name=name or span.name.removesuffix(".agent").removesuffix(".workflow") or None,
@@ -55,12 +71,26 @@ def agent(span: Span) -> RunFacts:
     )
 
 
+def crew(span: Span) -> RunFacts | ChainFacts:
+    """A CrewAI crew's span, the crew's invocation with its answer; or a task's, a step whose input is the request
+    it was given."""
+    attrs = span.attributes
+    if _TASK in attrs:
+        return ChainFacts(input=text(attrs[_TASK]))
+    facts = genai.agent(span) if attrs.get("gen_ai.operation.name") == "invoke_agent" else RunFacts()
+    facts.output = facts.output or text(attrs[_CREW_RESULT])
+    return facts
+
+
 def tool(span: Span) -> ToolFacts:
     """A tool span: arguments and result as `traceloop.entity.*`, else (the openai-agents instrumentation) as
     GenAI's `gen_ai.tool.call.arguments` / `.result`."""
     attrs = span.attributes
     output = first(attrs, "traceloop.entity.output", "gen_ai.tool.call.result")
     entity_input = attrs.get("traceloop.entity.input")
+    failed = is_error(span)
+    if isinstance(output, str) and output.startswith("status='"):
+        output, failed = _execution_result(output, failed)
     return ToolFacts(
         name=text(first(attrs, "gen_ai.tool.name", "traceloop.entity.name")) or span.name.removesuffix(".tool"),
         call_id=text(attrs.get("gen_ai.tool.call.id")),
@@ -68,8 +98,42 @@ def tool(span: Span) -> ToolFacts:
         if entity_input is not None
         else msg.parse_json_maybe(attrs.get("gen_ai.tool.call.arguments")),
         result=msg.result_text(output) if output is not None else None,
-        error=is_error(span),
+        error=failed,
     )
+
+
+def workflow_tool(span: Span) -> ToolFacts:
+    """An agent workflow's tool step: the call as the model asked it, and the step's outcome where it recorded one
+    (`{"tool_id": ..., "tool_output": {"raw_output": ..., "is_error": ...}}`)."""
+    attrs = span.attributes
+    outcome = msg.loads(attrs.get("traceloop.entity.output"))
+    outcome = outcome if isinstance(outcome, dict) else {}
+    output = outcome.get("tool_output")
+    output = output if isinstance(output, dict) else {}
+    result = output.get("raw_output")
+    return ToolFacts(
+        name=text(attrs["tool.name"]) or span.name,
+        call_id=text(outcome.get("tool_id")),
+        arguments=msg.parse_json_maybe(attrs.get("tool.arguments")),
+        result=msg.result_text(result) if result is not None else None,
+        error=is_error(span) or output.get("is_error") is True,
+    )
+
+
+def _execution_result(output: str, failed: bool) -> tuple[str | None, bool]:
+    """Agno's execution result written as its repr: what the tool returned (a literal, else as written; none
+    for a failure) and whether it failed (status `failure`, or an error beside it)."""
+    found = _EXECUTION.match(output)
+    if found is None:
+        return output, failed
+    status, result, error = found.groups()
+    if status == "failure" or error != "None":
+        return None, True
+    try:
+        value = literal_eval(result)
+    except (ValueError, SyntaxError):
+        return result, failed
+    return (None if value is None else str(value)), failed
 
 
 def llm(span: Span) -> LLMFacts:
@@ -140,7 +204,7 @@ def _entity_input_text(value: Any) -> str | None:
 DIALECT = Dialect(
     name="traceloop",
     priority=40,
-    marks=frozenset({"traceloop.span.kind", "llm.request.type", *_FLAT_FIRST}),
+    marks=frozenset({"traceloop.span.kind", "llm.request.type", _CREW_RESULT, *_FLAT_FIRST}),
     read=read,
     blob_prefixes=("gen_ai.prompt.", "gen_ai.completion."),
     transfer_names=(r"transfer_(back_)?to_",),  # LangGraph's supervisor and swarm handoff tools

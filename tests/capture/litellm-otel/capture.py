@@ -82,7 +82,8 @@ def flush() -> None:
 
 
 # Redacted, each call's logging is only attributes on the application's span (no content, no span of its own),
-# overwritten by the next call: neither the calls' number nor what was asked, called or answered is carried.
+# overwritten by the next call: neither the calls' number nor what was asked, called or answered is carried, nor
+# where one request served under that span ends and the next begins (one run per span).
 LACKS = ["input", "llm_calls", "messages", "output", "tool_arguments", "tool_calls", "tool_results"] if REDACTED else []
 capture(
     LiteLLMChat,
@@ -93,4 +94,5 @@ capture(
     tool_functions=FUNCTIONS,
     scenarios=REQUESTS,
     agent="claims_loop",
+    one_run_per_span=REDACTED,
 )

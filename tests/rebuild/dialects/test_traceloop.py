@@ -3,8 +3,10 @@ model and tool call its ground truth records is on a span, and the parts this di
 
 from __future__ import annotations
 
+import json
+
 from otelgrade.rebuild.dialects.traceloop import read
-from otelgrade.rebuild.facts import ToolFacts, TransferFacts
+from otelgrade.rebuild.facts import ChainFacts, RunFacts, ToolFacts, TransferFacts
 from tests.rebuild.dialects.captured import assert_reads_the_ground_truth, read_capture
 from tests.rebuild.genai_spans import span
 
@@ -41,3 +43,73 @@ def test_a_handoff_span_states_the_transfer_from_its_agent() -> None:
         "1", None, "desk → unknown.handoff", 0, 1, traceloop__span__kind="handoff", gen_ai__handoff__from_agent="desk"
     )
     assert read(handoff) == TransferFacts(to_agent=None, from_agent="desk")
+
+
+def test_an_agno_team_is_named_by_its_team_name_not_its_span_name() -> None:
+    team = span(
+        "1", None, "claims_router.team", 0, 1, traceloop__span__kind="workflow", agno__team__name="claims_router"
+    )
+    facts = read(team)
+    assert isinstance(facts, RunFacts)
+    assert facts.agent_name == "claims_router"
+
+
+def _agno_tool(output: str) -> ToolFacts:
+    facts = read(
+        span("1", None, "issue_payout.tool", 0, 1, traceloop__span__kind="tool", traceloop__entity__output=output)
+    )
+    assert isinstance(facts, ToolFacts)
+    return facts
+
+
+def test_an_agno_execution_result_that_failed_is_an_error_on_a_span_left_unset() -> None:
+    facts = _agno_tool(
+        "status='failure' result=None error='payout rail offline' updated_session_state=None images=None files=None"
+    )
+    assert (facts.error, facts.result) == (True, None)
+
+
+def test_an_agno_execution_result_that_succeeded_gives_what_the_tool_returned() -> None:
+    facts = _agno_tool("status='success' result='account 42 deleted' error=None updated_session_state=None files=None")
+    assert (facts.error, facts.result) == (False, "account 42 deleted")
+
+
+def test_a_crewai_task_is_a_step_given_its_description_and_the_crew_answers_with_its_result() -> None:
+    task = span(
+        "1", None, "Where is MSKU-7?.task", 0, 1, traceloop__span__kind="task", crewai__task__description="Where?"
+    )
+    assert read(task) == ChainFacts(input="Where?")
+    crew = span(
+        "2", None, "crewai.workflow", 0, 1, gen_ai__operation__name="invoke_agent", crewai__crew__result="At sea."
+    )
+    facts = read(crew)
+    assert isinstance(facts, RunFacts)
+    assert facts.output == "At sea."
+
+
+def test_a_llamaindex_workflow_tool_step_is_the_tool_call_with_its_outcome() -> None:
+    outcome = {
+        "tool_name": "issue_credit",
+        "tool_id": "call_9",
+        "tool_output": {"raw_output": "ledger locked", "is_error": True},
+    }
+    step = span(
+        "1",
+        None,
+        "BaseWorkflowAgent.task",
+        0,
+        1,
+        traceloop__span__kind="task",
+        tool__name="issue_credit",
+        tool__arguments='{"invoice_id": "INV-301"}',
+        traceloop__entity__output=json.dumps(outcome),
+    )
+    facts = read(step)
+    assert isinstance(facts, ToolFacts)
+    assert (facts.name, facts.call_id, facts.arguments, facts.result, facts.error) == (
+        "issue_credit",
+        "call_9",
+        {"invoice_id": "INV-301"},
+        "ledger locked",
+        True,
+    )
