@@ -14,6 +14,10 @@ and says why (`Trajectory.disagreements`, counted in `otelgrade_runs_inconsisten
   model output stands in for it: the run lacks its output.
 - `handoff_target_idle`: a handoff names an agent that never acts in the request: the transfer may be a plain
   tool call, so the request's tool calls are uncertain.
+- `asked_by_unseen_call`: a tool the run executed was asked for by a model turn that a later model call's input
+  holds (the call id), but no model call on the trace answered with: the model call that asked for it is not on
+  the trace (an instrumentation that records one model call per agent), so the run lacks its model calls and
+  conversation.
 - `ended_on_unanswered_call`: with no content captured, a run that succeeded ends on a tool call no model call
   came after: a framework's own call that ends the loop (an answer tool, a transfer) looks the same as a tool,
   and without its arguments nothing tells them apart.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from otelgrade.core.trajectory import PARTS, Disagreement, LLMCall, Trajectory
 from otelgrade.rebuild.span_readers import announces_tools
@@ -34,6 +39,7 @@ REASONS = (
     "placeholder_output",
     "handoff_target_idle",
     "ended_on_unanswered_call",
+    "asked_by_unseen_call",
 )
 _WORDS = re.compile(r"[a-z0-9]+")
 
@@ -45,7 +51,7 @@ def check_trace(runs: Sequence[Trajectory]) -> None:
         if run.parent_span_id is not None:
             below.setdefault(run.parent_span_id, []).append(run)
     for run in runs:
-        found = _tool_witnesses(run)
+        found = _tool_witnesses(run) + _unseen_askers(run)
         if run.handoffs:
             found += _idle_targets(run, _acting(run, below))
         run.disagreements.extend(found)
@@ -107,6 +113,30 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
         detail = f"the model was called again after step {steps}, continuing its conversation, with no call seen"
         out.append(_tool_calls_uncertain("continued_without_calls", detail))
     return out
+
+
+def _unseen_askers(run: Trajectory) -> list[Disagreement]:
+    if "llm_calls" in run.lacks or not run.tool_calls or not any(c.output_messages for c in run.llm_calls):
+        return []
+    answered, replayed = set(), set()
+    for call in run.llm_calls:
+        asked = _asked_in(call.input_messages)
+        replayed |= asked
+        answered |= _asked_in(call.output_messages) - asked  # a response that asks again for a call its own input
+        # already holds, answered, is an earlier response recorded on a later call's span
+    unseen = [
+        c.name
+        for c in run.tool_calls
+        if c.call_id and "execution" in c.witnesses and c.call_id in replayed and c.call_id not in answered
+    ]
+    if not unseen:
+        return []
+    detail = f"{', '.join(unseen)} executed, asked for by a model response no model call on the trace shows"
+    return [Disagreement(reason="asked_by_unseen_call", detail=detail, lacks=["llm_calls", "messages"])]
+
+
+def _asked_in(messages: Sequence[dict[str, Any]]) -> set[object]:
+    return {t.get("id") for m in messages if m.get("role") == "assistant" for t in m.get("tool_calls") or ()}
 
 
 def _asks_for_tools(call: LLMCall) -> bool:

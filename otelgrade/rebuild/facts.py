@@ -60,6 +60,7 @@ class RunFacts:
     fallback_input: str | None = None  # a guess at the request (e.g. a function argument), used last
     calls: list[LLMFacts] = field(default_factory=list)  # model calls recorded on the run span itself (no span each)
     tool_records: list[ToolFacts] = field(default_factory=list)  # tool runs recorded there (name, arguments, result)
+    team: str | None = None  # the agent system instance (a group chat) the run is a turn of, where its span says
 
 
 @dataclass(slots=True)

@@ -147,6 +147,12 @@ def decide(
         i, taker = ([c for c in chosen if is_transfer(calls[c[0]].name)] or chosen)[-1]
         out[i] = _handoff(calls[i], taker, ACTED)
 
+    # 3, with no model call on the trace to say who acts next: the next agent's invocation to start after the call
+    if not llm_calls and invocations:
+        for i, handoff in _followed_by_named(tree, calls, invocations, described).items():
+            if i not in out and i not in settled:
+                out[i] = handoff
+
     # 4. a framework's name for a transfer, with nothing above to say otherwise
     for i, call in enumerate(calls):
         if i not in out and i not in settled and is_transfer(call.name):
@@ -239,6 +245,36 @@ def unseen_transfers(
         ):
             how = NESTED if inside else ACTED
             out.append(Handoff(from_agent=call.agent, to_agent=following.agent, step=call.step, decided_by=how))
+    return out
+
+
+def _followed_by_named(
+    tree: Tree,
+    calls: Sequence[ToolCall],
+    invocations: Sequence[tuple[Span, str | None, str | None]],
+    described: Mapping[str, str],
+) -> dict[int, Handoff]:
+    """Rule 3 where the trace shows agents and tools but no model call (spans only): an executed call that names
+    (by its name, an argument or its tool's description) the agent whose invocation is the next to start after
+    the call ended, another agent than the caller's, with no call of the caller's executed in between."""
+    caller_of = tree.nearest({root.span_id for root, _, _ in invocations})
+    name_of = {root.span_id: name for root, name, _ in invocations}
+    order = sorted((root.start_ns, name) for root, name, _ in invocations if name)
+    out = {}
+    for i, call in enumerate(calls):
+        span = tree.spans.get(call.span_id or "")
+        if span is None or call.error:
+            continue
+        caller = name_of.get(caller_of.get(span.span_id, ""))
+        taker = next(((start, name) for start, name in order if start >= span.end_ns), None)
+        if caller is None or taker is None or taker[1] == caller:
+            continue
+        start, name = taker
+        later = [c for c in calls[i + 1 :] if c.span_id in tree.spans and tree.spans[c.span_id].start_ns < start]
+        if any(name_of.get(caller_of.get(c.span_id or "", "")) == caller for c in later):
+            continue
+        if names(call.name, call.arguments, name) or told(described.get(span.span_id), name):
+            out[i] = Handoff(from_agent=caller, to_agent=name, step=call.step, span_id=span.span_id, decided_by=ACTED)
     return out
 
 

@@ -11,7 +11,7 @@ order, each saying whose it is; its control transfers (decided by what the trace
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from otelgrade.core.trajectory import PARTS, Handoff, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
@@ -46,7 +46,7 @@ def requests(
     if len(agent_runs) == 1 and not loose:  # the common trace: one agent, every model call in its run
         only = agent_runs[0].root.span_id
         return [*out, _alone(tree, classified, built[only], regions[only])]
-    handed = _link(tree, runs, built)
+    handed = _link(tree, runs, built, descriptions(classified, classified.keys()))
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
     names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
@@ -194,7 +194,9 @@ def _request(
     else:  # a graph whose nodes are its agents is the request's agent
         request.agent_name = own if len(set(nodes.values()) - {own}) > 1 else first_agent or entry.agent_name
     request.own_run = head is not None
-    request.input = run.facts.input or entry.input or request.input
+    # an agent called as a tool was asked by the request's own agent, not by the user
+    called = request.input if first.tool_root else None
+    request.input = run.facts.input or called or entry.input or request.input
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
@@ -264,7 +266,9 @@ def _graph_of_agents(
         (),
         descriptions(classified, region),
     )
-    request.tool_calls, request.handoffs, _ = _split(request.tool_calls, decided)
+    request.tool_calls, transfers, _ = _split(request.tool_calls, decided)
+    returns = _returns(transfers, transfers, request)  # a supervisor's worker node hands back when it is done
+    request.handoffs = _in_order(transfers, returns)
     return request
 
 
@@ -307,11 +311,12 @@ def _graph_node(tree: Tree, classified: dict[str, Classified], span_id: str, roo
 def _failed_by_last_agent(request: Trajectory, members: list[Trajectory]) -> None:
     """A request whose last acting agent failed failed, whatever the span above it says (a system span left unset
     while only the failing worker's span is an error): that agent made the request's last model call, and its run
-    is the last to end."""
-    if request.status != "ok" or not request.llm_calls:
+    is the last to end (or, where the trace shows no model call, its run is the last to end)."""
+    if request.status != "ok" or not (request.llm_calls or "llm_calls" in request.lacks):
         return
     last = max(members, key=lambda m: (m.end_time or "", len(m.llm_calls)))
-    if last.status == "error" and request.llm_calls[-1].agent == last.agent_name:
+    acted_last = request.llm_calls[-1].agent == last.agent_name if request.llm_calls else True
+    if last.status == "error" and acted_last:
         request.status, request.error, request.output = "error", last.error, None
 
 
@@ -348,9 +353,7 @@ def _handoffs(
         and all(t is not d for d in delegated)
         and (t.span_id is not None or (t.from_agent, t.to_agent) not in nested)
     ]
-    returns = _returns(candidates, transfers, request)
-    ordered = sorted([*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2])
-    out = [h for _, _, h in ordered]
+    out = _in_order(transfers, _returns(candidates, transfers, request))
     members_ids = {m.root.span_id for m in members}
     for receiver, (giver, how) in handed.items():
         to, by = built[receiver].agent_name, built[giver].agent_name
@@ -362,6 +365,12 @@ def _handoffs(
         ):
             out.append(Handoff(from_agent=by, to_agent=to, span_id=receiver, decided_by=how))
     return out
+
+
+def _in_order(transfers: list[Handoff], returns: list[Handoff]) -> list[Handoff]:
+    """Transfers and hand-backs by step, a hand-back first where both fall on one step (it came back, then went)."""
+    ordered = sorted([*((h.step, 1, h) for h in transfers), *((h.step, 0, h) for h in returns)], key=lambda x: x[:2])
+    return [h for _, _, h in ordered]
 
 
 def _nested_pairs(tree: Tree, members: list[Run], built: dict[str, Trajectory]) -> set[tuple[str | None, str | None]]:
@@ -400,10 +409,13 @@ def _split(calls: list[ToolCall], decided: dict[int, Handoff]) -> tuple[list[Too
     return kept, [decided[i] for i in sorted(decided)], [calls[i] for i in sorted(decided)]
 
 
-def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict[str, tuple[str, str]]:
+def _link(
+    tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory], described: Mapping[str, str]
+) -> dict[str, tuple[str, str]]:
     """Set each run's `parent_span_id`: the enclosing run, else the run it took over from (a handoff, whose
     request the new run inherits). Returns the handoffs found: receiving run's span id -> (handing run's, what
-    decided it: the receiving agent's span naming its giver, or the giver handing over as it ended)."""
+    decided it: the receiving agent's span naming its giver, or the giver handing over as it ended). `described`
+    are the executed tools' descriptions, by execution span."""
     enclosing = tree.nearest(built.keys())
     by_name: dict[str, Run] = {}
     for run in sorted(runs, key=lambda r: r.root.start_ns, reverse=True):
@@ -423,6 +435,7 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
         if giver is None or giver is run or giver.root.start_ns > run.root.start_ns:
             how = ACTED
             givers = [r for r in transferring if r is not run and _transferred(tree, r, run, built, top)]
+            givers += _unseen_givers(runs, built, run, described)
             # the run whose last call names this agent, else the last to end before it: a chain of transfers
             giver = max(givers, key=lambda r: (_names_next(built, r, run), r.root.end_ns), default=None)
             if giver is not None and not (
@@ -431,6 +444,8 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
                 how = ""  # one request, but no call of it says control passed: a turn of a group chat
             if giver is None:  # the turn passed with no call: the next speaker carries on the same conversation
                 giver = next((r for r in reversed(top) if r is not run and _carries_on(tree, built, r, run)), None)
+            if giver is None:  # nor can a conversation say it, the model's turns not on the trace
+                giver = next((r for r in reversed(top) if r is not run and _turn_of_team(built, r, run)), None)
         if giver is not None:
             handing = built[giver.root.span_id]
             trajectory.parent_span_id = giver.root.span_id
@@ -438,6 +453,25 @@ def _link(tree: Tree, runs: Sequence[Run], built: dict[str, Trajectory]) -> dict
             _handoff_result(handing, trajectory)
             handed[run.root.span_id] = (giver.root.span_id, how)
     return handed
+
+
+def _unseen_givers(
+    runs: Sequence[Run], built: dict[str, Trajectory], later: Run, described: Mapping[str, str]
+) -> list[Run]:
+    """Runs whose model calls the trace does not show (spans of agents and tools only) that handed over to a
+    later run: it started after they ended, and their last tool call names its agent (by the tool's name, an
+    argument, or the tool's description). Without the model's turns nothing else tells a transfer from a tool."""
+    name = built[later.root.span_id].agent_name
+    out = []
+    for run in runs:
+        own = built[run.root.span_id]
+        if run is later or own.llm_calls or "llm_calls" not in own.lacks or not own.tool_calls:
+            continue
+        last = own.tool_calls[-1]
+        named = _names_next(built, run, later) or told(described.get(last.span_id or ""), name)
+        if named and run.root.end_ns <= later.root.start_ns and own.agent_name != name:
+            out.append(run)
+    return out
 
 
 def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
@@ -452,6 +486,20 @@ def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: R
         return False
     said = {m.get("content") for m in after.llm_calls[0].input_messages if isinstance(m.get("content"), str)}
     return bool(before.output and before.input) and before.output in said and before.input in said
+
+
+def _turn_of_team(built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
+    """Whether a later agent's run is the next turn of the same group chat as an earlier one's, where the trace shows
+    no model call to tell it by: both spans name one team (`RunFacts.team`), and it started after the other ended."""
+    before, after = built[earlier.root.span_id], built[later.root.span_id]
+    return (
+        earlier.facts.team is not None
+        and earlier.facts.team == later.facts.team
+        and earlier.root.end_ns <= later.root.start_ns
+        and before.agent_name != after.agent_name
+        and not (before.llm_calls or after.llm_calls)
+        and "llm_calls" in (*before.lacks, *after.lacks)
+    )
 
 
 def _hands_over(trajectory: Trajectory) -> bool:

@@ -25,7 +25,7 @@ the new run's input is the request it took over.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -36,7 +36,7 @@ from otelgrade.rebuild import layers
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.continuations import split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
-from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, Step, ToolFacts, requested_calls
+from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RequestedCall, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.outputs import recorded_answer, unanswered
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.systems import by_application_span
@@ -167,9 +167,34 @@ def _chain_runs(tree: Tree, classified: dict[str, Classified]) -> list[Run]:
             lost.setdefault(parent_id, []).append(sid)
         else:
             runs.append(Run(tree.spans[sid], [sid], RunFacts(), agent=False))
-    for parent_id, orphans in lost.items():
+    for parent_id, orphans in _called_in_steps(tree, chains, lost).items():
         runs.append(Run(_missing_span(tree, parent_id, orphans), orphans, RunFacts(), agent=False))
     return runs
+
+
+def _called_in_steps(tree: Tree, chains: set[str], lost: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Orphaned spans under a missing parent that ran wholly inside a step of another such group, after that
+    step began (an agent the step called, whose own span and the call's never arrived, as when the call failed)
+    are that group's: one run, not a request of their own."""
+    if len(lost) < 2:
+        return lost
+    window = {
+        p: (min(tree.spans[o].start_ns for o in orphans), max(tree.spans[o].end_ns for o in orphans))
+        for p, orphans in lost.items()
+    }
+    into: dict[str, str] = {}
+    for p, (start, end) in window.items():
+        for q, orphans in lost.items():
+            steps = [tree.spans[o] for o in orphans if o in chains]
+            if q != p and any(s.start_ns < start and end <= s.end_ns for s in steps):
+                into[p] = q
+    out: dict[str, list[str]] = {}
+    for p, orphans in lost.items():
+        q = p
+        while q in into and into[q] != p:
+            q = into[q]
+        out.setdefault(q, []).extend(orphans)
+    return out
 
 
 def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: set[str], notes: Notes) -> list[Run]:
@@ -213,14 +238,17 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     return runs
 
 
-def innermost_calls(tree: Tree, found: dict[str, LLMFacts]) -> dict[str, tuple[LLMFacts, bool]]:
+def innermost_calls(
+    tree: Tree, found: dict[str, LLMFacts], agents: Collection[str] = ()
+) -> dict[str, tuple[LLMFacts, bool]]:
     """The model calls among LLM spans (`found`, in tree order), each with whether it failed: a wrapper span and
     the client span of the same call are one call, the innermost, with its wrapper's record of the exchange when
     the client span shows none (and what else it lacks: the finish reason, the usage), and failed when either span
     did. A sibling span of the same call (`layers`) wraps it the same way. A wrapper whose record says a call
     failed while none beneath it did made that call itself (a callback's record of a failed call, which left no
-    span of its own): it is a call, after theirs."""
-    wrappers = tree.holding(found.keys())
+    span of its own): it is a call, after theirs. An LLM span holding another only through an agent's invocation
+    (`agents`: one agent run inside another's model call) wraps nothing: two calls."""
+    wrappers = tree.holding(found.keys(), stop=agents)
     wrappers -= {w for w in wrappers & found.keys() if found[w].failed and not _failure_below(tree, found, w)}
     wrapper_of = tree.nearest(wrappers & found.keys())
     beside = layers.side_by_side(tree, found) if len(found) > 1 else {}
@@ -313,6 +341,7 @@ def build(
         (tree.spans[s], c.facts) for s in region if (c := classified.get(s)) and isinstance(c.facts, ToolFacts)
     ]
     tools, answer = tool_calls(tree, executions, steps, records, notes, returned=run.facts.output)
+    _failed_in_their_step(tree, tools, steps)
     messages = _messages(run.facts, steps)
 
     first_input = steps[0].facts.input_messages if steps else []
@@ -326,7 +355,7 @@ def build(
     status, error = _status(span)
     output = recorded_answer(run.facts.output)
     output = output if output is not None else answer
-    if output is None and steps and not steps[-1].calls and not steps[-1].failed:
+    if output is None and steps and not _asked_now(steps[-1]) and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
     if status == "ok" and steps and steps[-1].failed and not output:
         status, error = "error", _failure(steps[-1].span) or "the last model call failed"
@@ -461,10 +490,11 @@ def _steps(
     (the innermost counts); while the run captures content, an LLM span that shows no exchange at all
     (no messages, usage, response or failure) made no call (a framework's preparation step)."""
     found = {s: c.facts for s in region if (c := classified.get(s)) and isinstance(c.facts, LLMFacts)}
-    called = innermost_calls(tree, found)
+    agents = {s for s in region if (c := classified.get(s)) and isinstance(c.facts, RunFacts)}
+    called = innermost_calls(tree, found, agents)
     for wrapper in found.keys() - called.keys():
         notes[wrapper] = _RECORD_NOTE if found[wrapper].overwritten else _WRAPPER_NOTE
-    for sid in called.keys() & tree.holding(found.keys()):
+    for sid in called.keys() & tree.holding(found.keys(), stop=agents):
         notes[sid] = "records a failed call, which left no span of its own: a call after those beneath it"
     inner = [(tree.spans[sid], f) for sid, (f, _) in called.items()]
     content = any(f.input_messages or f.output_messages for _, f in inner)
@@ -519,6 +549,34 @@ def _messages(run: RunFacts, steps: list[Step]) -> list[dict[str, Any]]:
     if run.output:
         out.append(msg.message("assistant", run.output))
     return out
+
+
+def _asked_now(step: Step) -> list[RequestedCall]:
+    """The calls a step's response asked for, less those its own input already holds as an earlier response's,
+    answered, beside an answer of its own (a span that keeps an agent's first response's calls and its last one's
+    text): a step left with none answered."""
+    facts = step.facts
+    if not step.calls or not msg.assistant_text(facts.output_messages):
+        return step.calls
+    earlier = {c.call_id for c in requested_calls(facts.input_messages)} & msg.tool_results(facts.input_messages).keys()
+    return [c for c in step.calls if c.call_id not in earlier]
+
+
+def _failed_in_their_step(tree: Tree, tools: list[ToolCall], steps: list[Step]) -> None:
+    """Calls a model asked for that left no execution and no result, where the step holding that model call failed
+    after it with no later model call of its own (an agent's step that raised while running them): they failed."""
+    asked = [t for t in tools if t.witnesses == ["request"] and not t.error and t.result is None]
+    if not asked:
+        return
+    by_index = {s.index: s for s in steps}
+    for tool in asked:
+        step = by_index.get(tool.step)
+        holder = tree.spans.get(tree.parent.get(step.span.span_id) or "") if step is not None else None
+        if step is None or holder is None or _status(holder)[0] == "ok":
+            continue
+        later = [s for s in steps if s.index > step.index and tree.parent.get(s.span.span_id) == holder.span_id]
+        if not later and holder.end_ns >= step.span.end_ns:
+            tool.error = True
 
 
 def _status(span: Span) -> tuple[Literal["ok", "error"], str | None]:

@@ -181,3 +181,21 @@ def test_a_run_ending_on_a_call_no_model_saw_with_content_off_leaves_tool_calls_
     assert got["safe"].outcome == "skipped"
     run = the_run(_ends_on_a_call(content=True))  # its result recorded: a tool, no doubt
     assert [t.name for t in run.tool_calls] == ["lookup", "wrap_up"] and "tool_calls" not in run.lacks
+
+
+def test_a_tool_asked_for_by_a_response_no_model_call_shows_leaves_the_model_calls_lacking() -> None:
+    """One span per agent records only its last model call (the response that asked for the tool is replayed in
+    its input, and left in its recorded output beside the answer): the run cannot say how many model calls were
+    made, nor the conversation."""
+
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            with execute(app, "lookup_order", "c1", "shipped"):
+                pass
+            replayed = [user(), asks(("c1", "lookup_order")), told("c1", "shipped")]
+            chat(app, replayed, [asks(("c1", "lookup_order")), says("Shipped.")], "stop")
+
+    run = the_run(build)
+    assert [d.reason for d in run.disagreements] == ["asked_by_unseen_call"]
+    assert {"llm_calls", "messages"} <= set(run.lacks)
+    assert [t.name for t in run.tool_calls] == ["lookup_order"]  # the executed call itself is certain

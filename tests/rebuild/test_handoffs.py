@@ -90,10 +90,13 @@ def _oi(tracer: Any, name: str, kind: str, node: str | None = None, hands_to: st
     return span
 
 
-def _graph_of_agents(tracer: Any, handover: str = "pass_to_billing", hands_to: str = "") -> None:
+def _graph_of_agents(
+    tracer: Any, handover: str = "pass_to_billing", hands_to: str = "", hands_back: bool = False
+) -> None:
     """A graph whose nodes are its agents (a swarm), each node a ReAct graph of its own (`agent` and `tools`
     nodes, the first of which the instrumentation marks AGENT): no span names an agent but by its node. The
-    front desk hands the user to billing with a tool whose name ends with billing's; billing acts."""
+    front desk hands the user to billing with a tool whose name ends with billing's; billing acts. With
+    `hands_back`, as a supervisor's worker does, the graph then returns to the front desk, which answers."""
     from opentelemetry import trace
 
     def step(agent: str, asked: dict[str, Any], tool: tuple[str, str] | None) -> None:
@@ -128,6 +131,9 @@ def _graph_of_agents(tracer: Any, handover: str = "pass_to_billing", hands_to: s
         with trace.use_span(_oi(tracer, "billing", "CHAIN", "billing"), end_on_exit=True):
             step("billing", {"tool_calls": ["refund"]}, ("refund", "refunded"))
             step("billing", {"text": "Refunded."}, None)
+        if hands_back:
+            with trace.use_span(_oi(tracer, "front_desk", "CHAIN", "front_desk"), end_on_exit=True):
+                step("front_desk", {"text": "Billing refunded your order."}, None)
 
 
 def _delegation_by_another_word(tracer: Any) -> None:
@@ -181,6 +187,16 @@ def test_the_agents_of_a_graph_whose_nodes_are_agents_are_its_nodes_and_their_ha
         ("front_desk", "billing", "agent_acted")
     ]
     assert request.output == "Refunded."
+
+
+def test_a_graph_node_agent_that_acts_again_after_its_worker_took_control_back_with_no_call() -> None:
+    runs = rebuild(decode_traces(_otlp(lambda t: _graph_of_agents(t, hands_back=True))).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert [c.agent for c in request.llm_calls] == ["front_desk", "billing", "billing", "front_desk"]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("front_desk", "billing", "agent_acted"),
+        ("billing", "front_desk", "agent_acted"),
+    ]  # the worker's automatic hand-back to its supervisor
 
 
 def test_a_handoff_tool_whose_span_says_whom_it_hands_to_is_a_handoff_whatever_its_name() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -28,6 +29,7 @@ from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.unread import would_hold
 from tests.e2e.test_rebuild_captures import find_run, rebuild_folder, scenarios
 from tests.paths import FIXTURES
+from tests.rebuild.test_handoffs import _oi, _otlp
 
 FRAMEWORKS = FIXTURES / "frameworks"
 SAFETY = """
@@ -221,3 +223,41 @@ def test_model_calls_without_content_after_an_answer_are_the_next_request(tmp_pa
     got = rebuild(decode_traces(sdk_trace(tmp_path, _two_requests_without_content).read_bytes()).spans)
     assert [[c.finish_reason for c in r.llm_calls] for r in got] == [["tool_calls", "stop"], ["tool_calls", "stop"]]
     assert all("tool_calls" in r.lacks for r in got)  # each asked for tools no span shows: no budget passes blind
+
+
+def _graph_asking_an_agent_as_a_tool(tracer: Any) -> None:
+    """A graph with no agent span (chains and model calls only) whose model asks a tool that runs another agent's
+    model: the inner agent is asked a question of the outer model's wording, not the user's."""
+
+    def llm(asked: str, output: dict[str, str]) -> None:
+        _oi(
+            tracer,
+            "ChatOpenAI",
+            "LLM",
+            llm__model_name="gpt-4o",
+            llm__input_messages__0__message__role="user",
+            llm__input_messages__0__message__content=asked,
+            llm__output_messages__0__message__role="assistant",
+            **output,
+        ).end()
+
+    with trace.use_span(_oi(tracer, "desk_graph", "CHAIN"), end_on_exit=True):
+        llm(
+            "What does a night in Lisbon cost?",
+            {"llm__output_messages__0__message__tool_calls__0__tool_call__function__name": "ask_rates"},
+        )
+        with trace.use_span(
+            _oi(tracer, "ask_rates", "TOOL", tool__name="ask_rates", input__value="Rate in Lisbon"), end_on_exit=True
+        ):
+            llm("Rate in Lisbon", {"llm__output_messages__0__message__content": "140 EUR a night."})
+        llm(
+            "What does a night in Lisbon cost?", {"llm__output_messages__0__message__content": "A night costs 140 EUR."}
+        )
+
+
+def test_a_request_whose_first_agent_run_is_an_agent_called_as_a_tool_keeps_the_user_s_question() -> None:
+    runs = rebuild(decode_traces(_otlp(_graph_asking_an_agent_as_a_tool)).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert request.input == "What does a night in Lisbon cost?"
+    inner = next(r for r in runs if r.parent_span_id is not None)
+    assert inner.input == "Rate in Lisbon"

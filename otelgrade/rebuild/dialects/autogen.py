@@ -31,7 +31,7 @@ def read(span: Span) -> Facts | None:
         for r in records
         if r.get("type") == "ToolCall" and r.get("tool_name")
     ]
-    run = replace(genai.agent(span), tool_records=tools)
+    run = replace(genai.agent(span), tool_records=tools, team=_team(attrs.get("gen_ai.agent.id")))
     if not calls:
         return run
     last = calls[-1]
@@ -42,6 +42,14 @@ def read(span: Span) -> Facts | None:
         input=run.input or msg.last_user_text(calls[0].input_messages),
         output=run.output or (msg.assistant_text(last.output_messages) if answered else None),
     )
+
+
+def _team(agent_id: object) -> str | None:
+    """The group chat a run is a turn of: AutoGen's agent id is `type/key`, and a team starts every agent of its
+    chat under one key (its own id)."""
+    if not isinstance(agent_id, str) or "/" not in agent_id:
+        return None
+    return agent_id.rpartition("/")[2] or None
 
 
 def _call(record: dict[str, Any]) -> LLMFacts:
