@@ -88,6 +88,7 @@ def decide(
     agents = {name for _, name, _ in invocations if name} | {c.agent for c in llm_calls if c.agent}
     start_of = {c.step: _start(tree, c) for c in llm_calls}
     agent_at = {c.step: c.agent for c in llm_calls}
+    failed_steps = {c.step for c in llm_calls if c.error}
     executed = {c.span_id: i for i, c in enumerate(calls) if c.span_id}
     within = tree.nearest(executed.keys()) if executed and (statements or invocations) else {}
 
@@ -129,13 +130,13 @@ def decide(
     for i, call in enumerate(calls):
         if i in out or i in settled or call.error or is_the_agent(call.name, agents):
             continue
-        after = _next_other(call, calls, agent_at)
+        after = _next_other(call, calls, agent_at, failed_steps)
         taker = agent_at.get(after) if after is not None else None
         if taker is None or taker == call.agent or call.agent is None:
             continue
         said = described.get(call.span_id or "")
         named = [a for a in agents if a != call.agent and (names(call.name, call.arguments, a) or told(said, a))]
-        void = call.span_id is None or (call.result is not None and placeholder(call.result))
+        void = (call.span_id is None and call.result is None) or (call.result is not None and placeholder(call.result))
         intercepted = tools_traced and void and _last_of_its_response(call, calls)
         if (named and taker not in named) or (not named and not told(call.result, taker) and not intercepted):
             continue  # names another agent, or none: nor does its result say the taker took over, nor did the
@@ -282,11 +283,15 @@ def _last_of_its_response(call: ToolCall, calls: Sequence[ToolCall]) -> bool:
     return not any(c.step == call.step and c is not call for c in calls[calls.index(call) + 1 :])
 
 
-def _next_other(call: ToolCall, calls: Sequence[ToolCall], agent_at: Mapping[int, str | None]) -> int | None:
+def _next_other(
+    call: ToolCall, calls: Sequence[ToolCall], agent_at: Mapping[int, str | None], failed: Collection[int] = ()
+) -> int | None:
     """The step of the next model call after a call's that is another agent's: the next one, or a later one when
-    the caller's own calls in between only wound its turn down (no tool call: it handed over, then said so)."""
+    the caller's own calls in between only wound its turn down (no tool call: it handed over, then said so). A call
+    of the caller's that failed wound nothing down: the caller carried on after the call (its result the failed
+    request would have shown)."""
     for step in sorted(s for s in agent_at if s > call.step):
-        if agent_at[step] != call.agent or any(c.step == step for c in calls):
+        if agent_at[step] != call.agent or step in failed or any(c.step == step for c in calls):
             return step
     return None
 

@@ -1,8 +1,10 @@
 """A run's recorded answer that is a placeholder (`None`, `null`, `undefined`, empty: what a framework writes when
-its agent returned nothing) is no answer: the last model output stands in, else the run lacks its output."""
+its agent returned nothing) is no answer: the last model output stands in, else the run lacks its output. Nor is
+the text of the failure its last model call ended on (a framework that reports the error as the agent's answer)."""
 
 from __future__ import annotations
 
+from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import Disagreement
 
 _PLACEHOLDERS = frozenset({"", "none", "null", "undefined", '""', "''"})
@@ -24,3 +26,13 @@ def unanswered(answer: str | None, output: str | None, status: str) -> list[Disa
         return []
     detail = f"the answer recorded is {answer!r}, a placeholder, and no model output stands in"
     return [Disagreement(reason="placeholder_output", detail=detail, lacks=["output"])]
+
+
+def reports_failure(answer: str, failed: Span) -> bool:
+    """The recorded answer is the failed call's error text (its status message or an exception's message holds it),
+    not a model's answer."""
+    said = answer.strip()
+    if not said:
+        return False
+    messages = [failed.status_message, *(e.attributes.get("exception.message") for e in failed.events)]
+    return any(isinstance(m, str) and said in m for m in messages)

@@ -34,10 +34,10 @@ from otelgrade.core.spans import STATUS_OK, Span
 from otelgrade.core.trajectory import PARTS, LLMCall, Part, ToolCall, Trajectory
 from otelgrade.rebuild import layers
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.continuations import split_after_answers, split_by_continuation
+from otelgrade.rebuild.continuations import join_called_conversations, split_after_answers, split_by_continuation
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RequestedCall, RunFacts, Step, ToolFacts, requested_calls
-from otelgrade.rebuild.outputs import recorded_answer, unanswered
+from otelgrade.rebuild.outputs import recorded_answer, reports_failure, unanswered
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.systems import by_application_span
 from otelgrade.rebuild.tool_calls import tool_calls
@@ -206,9 +206,12 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
     calls = sorted(
         said, key=lambda sid: (called_at(tree.spans[sid], said[sid]), len(said[sid].input_messages), tree.order[sid])
     )
-    groups = split_by_continuation([(sid, said[sid]) for sid in calls])
-    if len(groups) == 1 and not any(f.input_messages or f.output_messages for f in said.values()):
-        # no content to split by: the application's spans, else the answers that ended a loop
+    ordered = [(sid, said[sid]) for sid in calls]
+    times = {sid: (tree.spans[sid].start_ns, tree.spans[sid].end_ns) for sid in calls}
+    groups = join_called_conversations(ordered, split_by_continuation(ordered), times)
+    if len(groups) == 1 and not any(_said_text(f) for f in said.values()):
+        # no text to split by (at most the calls a response asked for): the application's spans, else the answers
+        # that ended a loop
         groups = by_application_span(tree, calls) or split_after_answers([(sid, said[sid]) for sid in calls])
     if len(groups) <= 1:
         return [Run(tree.spans[tree.roots[0]], list(tree.roots), RunFacts(), agent=False)] if groups else []
@@ -236,6 +239,11 @@ def conversation_runs(tree: Tree, classified: dict[str, Classified], llm_ids: se
             run.root = dataclasses.replace(run.root, end_ns=last, status_code=0, status_message="", events=[])
             notes.setdefault(run.root.span_id, "a model call that starts a conversation: the root of its run")
     return runs
+
+
+def _said_text(facts: LLMFacts) -> bool:
+    """Whether a model call shows any message text (its inputs, or a response's text beyond the calls it asked for)."""
+    return bool(facts.input_messages) or any(m.get("content") for m in facts.output_messages)
 
 
 def innermost_calls(
@@ -357,7 +365,7 @@ def build(
     output = output if output is not None else answer
     if output is None and steps and not _asked_now(steps[-1]) and not steps[-1].failed:
         output = msg.assistant_text(steps[-1].facts.output_messages)
-    if status == "ok" and steps and steps[-1].failed and not output:
+    if status == "ok" and steps and steps[-1].failed and (not output or reports_failure(output, steps[-1].span)):
         status, error = "error", _failure(steps[-1].span) or "the last model call failed"
     output = output.strip() or None if output and status == "ok" else None  # a failed run has no answer
 
@@ -447,7 +455,7 @@ def _lacks(
             lacking |= {"messages", "tool_arguments", "tool_results"}  # the model calls' content is off
             if not run.facts.output and not is_error(run.root):
                 lacking.add("output")  # and no span recorded the answer
-        lacking |= _exchanges_unrecorded(run.facts, steps, messages, tools)
+        lacking |= _exchanges_unrecorded(run, steps, messages, tools)
         if tools and all(t.arguments is None for t in tools):
             lacking.add("tool_arguments")
         acting = [t for t in tools if not t.error and not is_transfer(t.name)]  # a transfer returns nothing
@@ -464,16 +472,19 @@ def _lacks(
     return [part for part in PARTS if part in lacking]
 
 
-def _exchanges_unrecorded(run: RunFacts, steps: list[Step], messages: list[Any], tools: list[ToolCall]) -> set[Part]:
+def _exchanges_unrecorded(found: Run, steps: list[Step], messages: list[Any], tools: list[ToolCall]) -> set[Part]:
     """What the model calls leave off the trace while other content is on it. Calls that record what they were
     sent and never what came back (an instrumentation that writes only the input messages): the answer and the
     conversation's end. A conversation of no text at all, pieced together from the calls the model asked for
     (content off, while the requested calls are still written): the conversation, and the tools' results when no
-    call shows one (a failure's status says it failed, not what the model was told)."""
+    call shows one (a failure's status says it failed, not what the model was told), and the answer when no agent
+    span is there to record one (the last response's text is not on the trace either)."""
+    run = found.facts
     if not steps or run.messages:
         return set()
     if any(m.get("tool_calls") for m in messages) and not any(m.get("content") for m in messages):
-        return {"messages", "tool_results"} if all(t.result is None for t in tools) else {"messages"}
+        unrecorded: set[Part] = {"messages"} if run.output or found.agent else {"messages", "output"}
+        return unrecorded | {"tool_results"} if all(t.result is None for t in tools) else unrecorded
     if not run.output and any(s.facts.input_messages for s in steps):
         return set() if any(s.facts.output_messages for s in steps) else {"output", "messages"}
     return set()

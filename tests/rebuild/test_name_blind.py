@@ -49,8 +49,10 @@ def _names(expected: dict[str, Any], spans: list[Span], runs: list[Trajectory]) 
             found.add(run.get("agent_name") or "")
             found.update(t["name"] for t in run.get("tool_calls") or ())
             found.update(h.get(end) or "" for h in run.get("handoffs") or () for end in ("from", "to"))
-    for span in spans:
-        found.update(v for k in _NAME_KEYS if isinstance(v := span.attributes.get(k), str))
+    for span in spans:  # OpenLIT joins the names of a response's calls with commas
+        found.update(
+            n.strip() for k in _NAME_KEYS if isinstance(v := span.attributes.get(k), str) for n in v.split(",")
+        )
     return {n for n in found if len(n) >= 4 and n not in _COMMON}
 
 

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otelgrade.core.spans import STATUS_ERROR, Event, LogEvent, Span
+from otelgrade.core.spans import STATUS_ERROR, Event, LogEvent, ReceivedSpan, Span
 from otelgrade.intake.decode import decode_traces
 from otelgrade.rebuild import rebuild
 
@@ -121,7 +121,7 @@ def test_langgraph_via_openinference_without_agent_span_is_one_run_at_the_trace_
     assert [m["role"] for m in run.messages] == ["user", "assistant", "tool", "assistant"]
 
 
-def _sdk_spans(build: Any) -> list[Span]:
+def _sdk_spans(build: Any) -> list[ReceivedSpan]:
     """Spans made by the real OpenTelemetry SDK, encoded to OTLP and decoded as the server does."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": "graph-app"}))

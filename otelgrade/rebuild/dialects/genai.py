@@ -74,7 +74,7 @@ def handoff(span: Span) -> TransferFacts:
     attrs = span.attributes
     return TransferFacts(
         to_agent=text(attrs.get("gen_ai.handoff.to_agent")),
-        from_agent=text(attrs.get("gen_ai.handoff.from_agent")) or text(attrs.get("gen_ai.agent.name")),
+        from_agent=text(attrs.get("gen_ai.handoff.from_agent")),  # not `gen_ai.agent.name`: the contrib's is its own
     )
 
 

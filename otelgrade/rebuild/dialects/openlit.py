@@ -13,8 +13,19 @@ OpenLIT writes GenAI attribute names, not always with their meaning:
   the graph goes next: a handoff the span states.
 - Model calls (`chat ...`): GenAI JSON messages, whose inputs drop the assistant's tool calls and the tool
   messages' call ids. The response's tool calls also stand in `gen_ai.tool.name`, `gen_ai.tool.call.id` and
-  `gen_ai.tool.call.arguments` (comma-joined), which OpenLIT writes even with content capture off.
-Other libraries' spans (agent frameworks, provider SDKs) follow the GenAI conventions, read by `genai.py`.
+  `gen_ai.tool.call.arguments` (`gen_ai.tool.args` in its OpenAI instrumentation), comma-joined, which OpenLIT
+  writes even with content capture off.
+- CrewAI (`...crewai`): the crew's kickoff is `invoke_workflow crew`, which lists the crew
+  (`gen_ai.crewai.crew.agents`). Each agent's turn runs in a flow of CrewAI's own (its executor), which OpenLIT
+  writes as another `invoke_workflow` (no crew, no request on it), with a span per flow method written
+  `invoke_agent <method>` and no `gen_ai.agent.name`: steps of the agent's run, never agents. (A span that failed
+  keeps only `error.type`: a failed agent is known by its span name, a failed kickoff is a step that still holds
+  the request.) A coworker's flow inside a delegation tool's span is that coworker's work, the agent the tool's
+  arguments name.
+- Agent frameworks' own runs (the OpenAI Agents SDK): an agent's invocation is `invoke_agent <agent>`; each of its
+  turns an `invoke_agent` with no agent name (a step); a handoff an `invoke_agent <to>` with
+  `gen_ai.agent.source` = the agent it came from, with nothing under it (a handoff the span states).
+Other libraries' spans (provider SDKs) follow the GenAI conventions, read by `genai.py`.
 """
 
 from __future__ import annotations
@@ -27,10 +38,13 @@ from otelgrade.core.spans import Span
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
-from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts, TransferFacts
 from otelgrade.rebuild.span_readers import is_error, text
 
 SCOPE = "openlit.instrumentation."
+_CREWAI = "crewai"
+_CREW_AGENTS = "gen_ai.crewai.crew.agents"  # on the crew's kickoff only
+_SOURCE = "gen_ai.agent.source"  # on the span OpenLIT writes for a handoff: the agent it came from
 _REACT_MODEL_NODE = "agent"  # the node of langgraph.prebuilt.create_react_agent that calls the model
 _RUN_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _COMMAND = "Command("
@@ -41,10 +55,10 @@ _TOOL_MESSAGE = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: 
 def read(span: Span) -> Facts | None:
     if not span.scope.startswith(SCOPE):
         return None
-    # a span is named `<operation> <name>`; a graph run that failed carries no `gen_ai.operation.name`
+    # a span is named `<operation> <name>`; one that failed (a graph run, a tool) may carry no `gen_ai.operation.name`
     op = span.attributes.get("gen_ai.operation.name") or span.name.partition(" ")[0]
     if op == "invoke_workflow":
-        return workflow(span)
+        return flow_step(span) if _crewai_flow(span) else workflow(span)
     if op == "invoke_agent":
         return agent_or_step(span)
     if op == "execute_tool":
@@ -73,7 +87,27 @@ def agent_or_step(span: Span) -> Facts:
         return ChainFacts(f"LangGraph node `{name}` (OpenLIT names every node invoke_agent): a step of its run", said)
     if library == "langchain" and name == _REACT_MODEL_NODE:
         return ChainFacts("the model node of a LangGraph ReAct agent: a step of its run, not an agent")
+    if (
+        library == _CREWAI and name is None and "gen_ai.operation.name" in span.attributes
+    ):  # (a failed agent has neither)
+        return ChainFacts("a method of CrewAI's agent executor flow (it names no agent): a step of the agent's run")
+    source = text(span.attributes.get(_SOURCE))
+    if name is not None and source is not None and source != name:
+        return TransferFacts(to_agent=name, from_agent=source)
+    if name is None and "gen_ai.operation.name" in span.attributes:
+        return ChainFacts("an agent's turn (OpenLIT names it invoke_agent with no agent): a step of the agent's run")
     return genai.agent(span)
+
+
+def _crewai_flow(span: Span) -> bool:
+    """A CrewAI workflow span that is no crew's kickoff (it lists no crew): a flow an agent's turn runs in."""
+    return span.scope.endswith(_CREWAI) and _CREW_AGENTS not in span.attributes
+
+
+def flow_step(span: Span) -> ChainFacts:
+    return ChainFacts(
+        f"CrewAI's `{span.name.partition(' ')[2]}` flow, in which an agent's turn runs: a step of its run"
+    )
 
 
 def llm(span: Span) -> LLMFacts:
@@ -86,12 +120,14 @@ def llm(span: Span) -> LLMFacts:
 
 
 def _response_tool_calls(attrs: dict[str, Any]) -> list[dict[str, Any]]:
-    """The response's tool calls from `gen_ai.tool.name` / `.call.id` / `.call.arguments`, comma-joined."""
+    """The response's tool calls from `gen_ai.tool.name` / `.call.id` / `.call.arguments` (or `.args`),
+    comma-joined."""
     names = [n.strip() for n in (text(attrs.get("gen_ai.tool.name")) or "").split(",") if n.strip()]
     if not names:
         return []
     ids = [i.strip() for i in (text(attrs.get("gen_ai.tool.call.id")) or "").split(",")]
-    arguments = msg.loads(f"[{attrs.get('gen_ai.tool.call.arguments') or ''}]")
+    joined = attrs.get("gen_ai.tool.call.arguments") or attrs.get("gen_ai.tool.args") or ""
+    arguments = msg.loads(f"[{joined}]")
     if not isinstance(arguments, list) or len(arguments) != len(names):
         arguments = [None] * len(names)
     ids = ids if len(ids) == len(names) else [""] * len(names)
@@ -150,6 +186,8 @@ DIALECT = Dialect(
     name="openlit",
     priority=50,
     marks=frozenset({"gen_ai.application_name", "gen_ai.workflow.name", "telemetry.sdk.name"}),
+    # a span that failed keeps its name and little else (no mark, no operation name): its scope says it is OpenLIT's
+    name_prefixes=("execute_tool ", "invoke_agent ", "invoke_workflow "),
     read=read,
     blobs=frozenset(
         {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.workflow.input", "gen_ai.workflow.output"}

@@ -3,4 +3,6 @@ and OpenAI instrumentations, message content on): that folder's capture.py run w
 
 from client import run_capture
 
-run_capture("crewai-delegation-traceloop", INSTRUMENTATION="openlit")
+# OpenLIT writes no span for a coworker's tools: their results stand only in the coworker's next model request,
+# and a request that failed records no messages, so a failed run's trace lacks them.
+run_capture("crewai-delegation-traceloop", INSTRUMENTATION="openlit", LACKS_IF_FAILED=["tool_results"])

@@ -43,6 +43,7 @@ tracer = traced("freight-desk", None if globals().get("INSTRUMENTATION") == "ope
 S: Scenario  # the scenario being captured; the tools record into its request run
 LEAD = "dispatch_lead"
 LACKS = globals().get("LACKS")  # set by the content-off capture: what its trace cannot carry
+LACKS_IF_FAILED = globals().get("LACKS_IF_FAILED")  # set by a capture whose trace carries less when a request fails
 LEDGER = watch()  # CrewAI's own record of the request being captured
 
 
@@ -98,7 +99,7 @@ def run_crew(request: str) -> None:
     except Exception as exc:
         print(f"   crew failed: {type(exc).__name__}: {exc}")
         output, status = None, "error"
-    S.finish(output, status, LEDGER.settle(), lacks=LACKS)
+    S.finish(output, status, LEDGER.settle(), lacks=LACKS or (LACKS_IF_FAILED if status == "error" else None))
     runs = LEDGER.agent_runs(LEAD)
     request_run.update(
         nested_runs_allowed=True,

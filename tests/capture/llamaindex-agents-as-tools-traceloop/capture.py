@@ -139,6 +139,9 @@ def orchestrator() -> FunctionAgent:
     )
 
 
+LACKS_IF_FAILED = globals().get("LACKS_IF_FAILED")  # set by a capture whose trace carries less when a request fails
+
+
 async def run(request: str) -> None:
     truth = s.run("service_lead", request)
     truth["handoffs"] = []
@@ -148,7 +151,7 @@ async def run(request: str) -> None:
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {exc}")
         output, status = None, "error"
-    s.finish(output, status, sum(calls.values()))
+    s.finish(output, status, sum(calls.values()), lacks=LACKS_IF_FAILED if status == "error" else None)
     truth.update(
         nested_runs_allowed=True,
         note="The request run is service_lead's, with every agent's model and tool calls; an agent called as a "
