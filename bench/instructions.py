@@ -40,55 +40,18 @@ STAGES = ("receive", "rebuild", "grade")  # the chain; "floor" is counted beside
 CHILD = r"""
 import gc, sys
 sys.path.insert(0, sys.argv[1])
-from bench.loadgen import decode_walk
-from bench.loads import agent_mix, captured
-from bench.run import DETERMINISTIC
-from otelgrade.intake.assemble import Assembler
-from otelgrade.intake.decode import decode_traces
-from otelgrade.export.exporter import Exporter
-from otelgrade.grade.graders.specs import grader_specs
-from otelgrade.grade.grading import Grading, Suite
-from otelgrade.core.metrics import Metrics
-from otelgrade.rebuild import rebuild
-from otelgrade.core.settings import AssemblySettings
-from otelgrade.export.ui import RunStore
+from bench.stages import prepare
 
-load = agent_mix(200, 10, 50) if sys.argv[2] == "agent" else captured(1)
-bodies = load.issue()
-metrics = Metrics()
-store = RunStore(1000)
-grading = Grading([Suite.build("bench", {}, [s for g in DETERMINISTIC for s in grader_specs(g)])],
-                  Exporter(metrics, [store]), metrics, on_run=store.add_run)
-
-def receive():
-    assembler = Assembler(AssemblySettings(max_traces=10**6), metrics)
-    for body in bodies:
-        assembler.add_spans(decode_traces(body).spans, 0.0)
-    return assembler.drain()
-
-def rebuild_all():
-    return [t for c in completed for t in rebuild(c.spans, c.logs)]
-
-def grade_all():
-    for t in trajectories:
-        grading.grade(t)
-
-def floor():
-    decode_walk(bodies)
-
-completed = receive()
-trajectories = rebuild_all()
-grade_all()
-floor()
+spans, stages = prepare(sys.argv[2])
 # The collector's work depends on the process's history (what is alive when it runs), which would move
 # instructions between stages from one process to the next: it is switched off while counting.
 gc.collect()
 gc.freeze()
 gc.disable()
-stage = {"receive": receive, "rebuild": rebuild_all, "grade": grade_all, "floor": floor}.get(sys.argv[3])
+stage = stages.get(sys.argv[3])
 for _ in range(int(sys.argv[4]) if stage else 0):
     stage()
-print(sum(load.span_counts))
+print(spans)
 """
 
 

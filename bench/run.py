@@ -15,7 +15,8 @@ With `--workers 1,2` every load and protocol is measured once per number of grad
 side by side: CPU per span counts the receiving process and its workers, RSS is the receiving process's and the
 largest worker's peak, and a line per load says how end-to-end spans/s scales with the workers; a second table
 (`bench.predict`) gives the CPU per span against the floor's and one worker's, and the spans/s it predicts on
-machines with more cores.
+machines with more cores. Last, per load, the in-process stages (receive, rebuild, grade) against the floor in
+the benchmark's own process (`bench.stages`).
 Every figure is printed as the median (min-max) of the rounds. `--judge S` adds the agent mix over gRPC
 with a rubric judge at `sample: 1.0` that answers after S seconds: what a slow judge costs ingest.
 
@@ -46,7 +47,7 @@ from typing import Any
 
 import yaml
 
-from bench import loadgen, predict
+from bench import loadgen, predict, stages
 from bench.loads import Load, agent_mix, captured
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -362,9 +363,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             with FakeOpenAI(default=Reply.grade(0.9, delay=args.judge)) as judge:
                 judged = _rounds(workdir, loads[0], "grpc", args, judge.base_url)
                 judged.load = f"agent mix, judge {args.judge:g} s"
+    in_process = {name: stages.timed(name, args.repeat) for name in ("agent", "captured") if name in chosen}
     if args.json:
         doc = {
             "machine": machine(),
+            "stages": in_process,
             "rows": [asdict(r) for r in [*rows, *([judged] if judged else [])]],
             "memory": [{**asdict(m), "beyond_payload": m.beyond_payload} for m in memory],
         }
@@ -372,6 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"machine: {machine()}; settle {SETTLE}, median (min-max) of {args.repeat} rounds\n")
         print(table(rows, memory, judged))
+        print("\nIn process (`bench.stages`: CPU µs per span, least of the rounds, against the floor's):\n")
+        print("\n".join([*stages.HEAD, *(stages.row(name, figures) for name, figures in in_process.items())]))
     return 0
 
 

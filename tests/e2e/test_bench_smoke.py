@@ -7,7 +7,7 @@ from collections import defaultdict
 
 import pytest
 
-from bench import loadgen, loads, predict, run
+from bench import loadgen, loads, predict, run, stages
 from otelgrade.intake.decode import decode_traces
 
 
@@ -79,9 +79,10 @@ def test_a_tiny_benchmark_runs_end_to_end(capsys: pytest.CaptureFixture[str]) ->
             assert r["spans"] == 200 and r["runs"] == 40
             assert r["end_to_end_s"] is not None and r["end_to_end_s"] >= r["send_s"]
             assert r["peak_rss_mb"] > 0 and r["cpu_us_per_span"] > 0 and r["floor_spans_per_s"] > 0
-            assert r["floor_cpu_us_per_span"] > 0
+            assert r["floor_cpu_us_per_span"] > 0 and r["scrapes"] >= 1
         for r in row["half_rate"]:
             assert r["grading_delay_p99_s"] >= r["grading_delay_p50_s"] > 0
+    assert set(doc["stages"]) == {"agent"} and doc["stages"]["agent"]["floor"] > 0
     (memory,) = doc["memory"]
     assert memory["spans_held"] == [200, 400]
     assert "CPUs" in doc["machine"]
@@ -115,3 +116,10 @@ def test_the_bench_predicts_spans_per_second_from_cpu_per_span_and_the_receiving
     one, two = lines[3], lines[4]
     assert "| 50.0 | 7.0 | 7.14 | 1.00 |" in one and "| 55.0 | 7.0 | 7.86 | 1.10 | 6.0 |" in two
     assert "| 72,727 |" in two  # 4 cores / 55 µs
+
+
+def test_the_in_process_stages_are_timed_against_the_floor() -> None:
+    figures = stages.timed("agent", repeat=1)
+    assert set(figures) == {"receive", "rebuild", "grade", "floor"} and all(v > 0 for v in figures.values())
+    chain = sum(figures[s] for s in stages.CHAIN)
+    assert stages.row("agent mix", figures).endswith(f"| {chain:.1f} | {chain / figures['floor']:.2f} |")

@@ -104,3 +104,33 @@ def test_log_records_follow_their_trace() -> None:
 def test_bytes_that_are_not_a_request_are_refused() -> None:
     with pytest.raises(ShardError):
         split(b"\xff\xff\xff not protobuf", "traces", 2)
+
+
+def test_a_resource_one_worker_owns_is_handed_on_byte_for_byte() -> None:
+    """A resource whose spans are all one trace's reaches its worker as the sender encoded it, fields in the
+    sender's order (not serialized again), beside resources that are split span by span."""
+    one_trace = trace_service_pb2.ExportTraceServiceRequest.FromString(sdk_request(1))
+    resource = one_trace.resource_spans[0]
+    # the sender's own order: schema_url (3) first, then the scopes (2), then the resource (1)
+    fields = [
+        b"\x1a\x07v1.test",
+        *(b"\x12" + _varint(len(s := ss.SerializeToString())) + s for ss in resource.scope_spans),
+        b"\x0a" + _varint(len(r := resource.resource.SerializeToString())) + r,
+    ]
+    sent = b"".join(fields)
+    whole = b"\x0a" + _varint(len(sent)) + sent
+    mixed = sdk_request(20)  # many traces per resource: split span by span
+    parts = split(whole + mixed, "traces", 2)
+    worker = owner(resource.scope_spans[0].spans[0].trace_id, 2)
+    assert parts[worker].startswith(whole)
+    assert decode_traces(parts[worker]).spans[0].resource == {"service.name": "planner"}
+    everywhere = sorted(span for part in parts.values() for span in raw_spans(part))
+    assert everywhere == sorted(raw_spans(whole + mixed))
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes([*out, n])

@@ -306,11 +306,19 @@ def slim(trajectory: Trajectory) -> Trajectory:
     once), its longest lists cut to their first and last `RUN_ITEMS` around an entry saying how many are not
     kept, and each text cut to `ATTRIBUTE_CHARS` until the run's `RUN_CHARS` are used, after which texts are left
     out (a span can carry megabytes in one value)."""
-    room = _Room(RUN_CHARS)
     t = trajectory
+    llm_calls = [
+        c.model_copy(update={"input_messages": [], "output_messages": []})
+        if c.input_messages or c.output_messages
+        else c
+        for c in _ends(t.llm_calls, lambda n: LLMCall(model=f"[{n} LLM call(s) not kept]"))
+    ]
+    if _kept_whole(t):  # most runs: nothing to cut, so nothing is rebuilt
+        kept = {"attributes": dict(t.attributes), "messages": list(t.messages), "tool_calls": list(t.tool_calls)}
+        return trajectory.model_copy(update={**kept, "llm_calls": llm_calls})
+    room = _Room(RUN_CHARS)
     messages = _ends(t.messages, lambda n: {"role": "otelgrade", "content": f"[{n} message(s) not kept]"})
     tools = _ends(t.tool_calls, lambda n: ToolCall(name=f"[{n} tool call(s) not kept]"))
-    calls = _ends(t.llm_calls, lambda n: LLMCall(model=f"[{n} LLM call(s) not kept]"))
     update: dict[str, Any] = {
         "input": room.cut(t.input),
         "output": room.cut(t.output),
@@ -319,14 +327,39 @@ def slim(trajectory: Trajectory) -> Trajectory:
         "attributes": {k: room.cut(v) for k, v in t.attributes.items()},
         "messages": [room.cut(m) for m in messages],
         "tool_calls": [_cut_call(c, room) for c in tools],
-        "llm_calls": [
-            c.model_copy(update={"input_messages": [], "output_messages": []})
-            if c.input_messages or c.output_messages
-            else c
-            for c in calls
-        ],
+        "llm_calls": llm_calls,
     }
     return trajectory.model_copy(update=update)
+
+
+def _kept_whole(t: Trajectory) -> bool:
+    """Whether `slim` keeps every text and list of the run as it is (none too long, all within `RUN_CHARS`)."""
+    if len(t.messages) > RUN_ITEMS or len(t.tool_calls) > RUN_ITEMS:
+        return False
+    left = RUN_CHARS
+    calls = (v for c in t.tool_calls for v in (c.arguments, c.result))
+    for value in (t.input, t.output, t.error, t.ground_truth, *t.attributes.values(), *t.messages, *calls):
+        left -= _chars(value, left)
+        if left < 0:
+            return False
+    return True
+
+
+def _chars(value: Any, left: int) -> int:
+    """The characters of text in `value` (dicts and lists walked), or more than `left` when `_Room.cut` would cut
+    any of it with `left` to spend (a text over `ATTRIBUTE_CHARS`, a list or dict over `RUN_ITEMS`)."""
+    if isinstance(value, str):
+        return len(value) if len(value) <= ATTRIBUTE_CHARS else left + 1
+    if isinstance(value, dict | list):
+        if len(value) > RUN_ITEMS:
+            return left + 1
+        used = 0
+        for item in value.values() if isinstance(value, dict) else value:
+            used += _chars(item, left - used)
+            if used > left:
+                return used
+        return used
+    return 0
 
 
 def _cut_call(call: ToolCall, room: _Room) -> ToolCall:

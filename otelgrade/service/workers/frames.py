@@ -44,8 +44,8 @@ ENCODINGS: tuple[Encoding, Encoding] = ("protobuf", "json")
 
 
 def frame(kind: int, *parts: bytes) -> bytes:
-    payload = b"".join(parts)
-    return HEADER.pack(len(payload), kind) + payload
+    """One frame, its parts copied once (a request's body can be megabytes)."""
+    return b"".join((HEADER.pack(sum(map(len, parts)), kind), *parts))
 
 
 READ_BYTES = 1 << 20  # the most read from a pipe at once
@@ -56,16 +56,22 @@ async def read_frames(reader: asyncio.StreamReader) -> AsyncIterator[list[tuple[
     more than most frames), until the other side closes the pipe."""
     buffer = bytearray()
     while data := await reader.read(READ_BYTES):
-        buffer += data
+        held: bytes | bytearray = data
+        if buffer:  # the rest of a frame that began in an earlier read
+            buffer += data
+            held = buffer
         got, start = [], 0
-        while len(buffer) - start >= HEADER.size:
-            length, kind = HEADER.unpack_from(buffer, start)
+        while len(held) - start >= HEADER.size:
+            length, kind = HEADER.unpack_from(held, start)
             end = start + HEADER.size + length
-            if end > len(buffer):
+            if end > len(held):
                 break
-            got.append((kind, bytes(buffer[start + HEADER.size : end])))
+            got.append((kind, bytes(held[start + HEADER.size : end])))  # from bytes read whole: one copy
             start = end
-        del buffer[:start]
+        if held is buffer:
+            del buffer[:start]
+        else:
+            buffer += data[start:]
         yield got
 
 

@@ -38,7 +38,9 @@ log = logging.getLogger("otelgrade.worker")
 BUSY_CHECK_SECONDS = 0.05  # how often the worker tells the receiving process whether it wants senders to wait
 UNMATCHED_EVERY = 10  # busy checks between looks at what arrived and was not graded
 PIPE_BYTES = 1 << 20  # the pipes' buffers (Linux allows up to /proc/sys/fs/pipe-max-size, 1 MiB by default)
-FLUSH_SECONDS = 0.005  # while the grading thread keeps sending frames, how often the event loop writes them
+# While the grading thread keeps sending frames (runs and grades for the page), how often the event loop writes them:
+# each write wakes both processes. A frame the loop sends (an answer, metrics) writes those gathered before it.
+FLUSH_SECONDS = 0.05
 
 
 def for_worker(config: Config, index: int, count: int) -> Config:

@@ -54,3 +54,19 @@ def test_failing_grades_come_first_newest_first_and_filters_combine() -> None:
 def test_a_bad_query_names_the_parameter(params: dict[str, str], named: str) -> None:
     with pytest.raises(ValueError, match=named):
         GradeQuery.from_params(params)
+
+
+def test_a_run_that_fits_is_kept_as_it_is_and_one_that_does_not_as_before() -> None:
+    """The page's copy of a run within its bounds holds the run's own texts (nothing is rebuilt); past a bound
+    (a text, the run's characters, a list) it is the cut copy."""
+    fits = run(output="done", attributes={"k": {"nested": ["a" * 100]}})
+    kept = slim(fits)
+    assert kept.messages == fits.messages and kept.attributes == fits.attributes and kept.output == "done"
+    assert all(a is b for a, b in zip(kept.messages, fits.messages, strict=True)), "kept as it is, not rebuilt"
+    assert all(not c.input_messages and not c.output_messages for c in kept.llm_calls)
+    for past in (
+        run(output="x" * 3000),
+        run(attributes={f"k{i}": "y" * 1900 for i in range(40)}),
+        run(attributes={"list": list(range(RUN_ITEMS + 1))}),
+    ):
+        assert slim(past) != past.model_copy(update={"llm_calls": slim(past).llm_calls})
