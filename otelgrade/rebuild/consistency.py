@@ -18,9 +18,9 @@ and says why (`Trajectory.disagreements`, counted in `otelgrade_runs_inconsisten
   holds (the call id), but no model call on the trace answered with: the model call that asked for it is not on
   the trace (an instrumentation that records one model call per agent), so the run lacks its model calls and
   conversation.
-- `ended_on_unanswered_call`: with no content captured, a run that succeeded ends on a tool call no model call
-  came after: a framework's own call that ends the loop (an answer tool, a transfer) looks the same as a tool,
-  and without its arguments nothing tells them apart.
+- `ended_on_unanswered_call`: with no content captured, a run that succeeded ends, after several model calls, on
+  the one call its last response asked for, which no model call came after: a framework's own call that ends the
+  loop (an answer tool, a transfer) looks the same as a tool, and without its arguments nothing tells them apart.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from otelgrade.core.trajectory import PARTS, Disagreement, LLMCall, Trajectory
+from otelgrade.rebuild.messages import function_of
 from otelgrade.rebuild.span_readers import announces_tools
 
 REASONS = (
@@ -98,8 +99,9 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
         and run.status == "ok"
         and "tool_results" in run.lacks
         and not last.error
-        and run.llm_calls
+        and len(run.llm_calls) > 1
         and last.step == run.llm_calls[-1].step
+        and sum(c.step == last.step for c in calls) == 1
     ):
         detail = f"the run ends on `{last.name}`, whose result no model call saw: it may be the framework's own"
         out.append(_tool_calls_uncertain("ended_on_unanswered_call", detail))
@@ -127,7 +129,10 @@ def _unseen_askers(run: Trajectory) -> list[Disagreement]:
     unseen = [
         c.name
         for c in run.tool_calls
-        if c.call_id and "execution" in c.witnesses and c.call_id in replayed and c.call_id not in answered
+        if c.call_id
+        and "execution" in c.witnesses
+        and (c.call_id, c.name) in replayed
+        and (c.call_id, c.name) not in answered
     ]
     if not unseen:
         return []
@@ -135,8 +140,15 @@ def _unseen_askers(run: Trajectory) -> list[Disagreement]:
     return [Disagreement(reason="asked_by_unseen_call", detail=detail, lacks=["llm_calls", "messages"])]
 
 
-def _asked_in(messages: Sequence[dict[str, Any]]) -> set[object]:
-    return {t.get("id") for m in messages if m.get("role") == "assistant" for t in m.get("tool_calls") or ()}
+def _asked_in(messages: Sequence[dict[str, Any]]) -> set[tuple[object, object]]:
+    """The calls assistant messages ask for, as (id, name): ids alone repeat across turns in some providers."""
+    return {
+        (t.get("id"), function_of(t).get("name"))
+        for m in messages
+        if m.get("role") == "assistant"
+        for t in m.get("tool_calls") or ()
+        if isinstance(t, dict)
+    }
 
 
 def _asks_for_tools(call: LLMCall) -> bool:
