@@ -1,5 +1,5 @@
 """No acknowledged conversation turn is lost when a grading worker is killed (kill -9) under conversation load:
-`otelgrade serve` with two workers and a spool, 60 three-turn conversations sent by the SDK's OTLP/HTTP exporter
+`otelgrade serve` with two workers and a spool, 300 three-turn conversations sent by the SDK's OTLP/HTTP exporter
 (each turn its own trace, so a turn is rebuilt by the worker owning its trace and held by the worker owning its
 conversation), each worker killed once while turns are on their way. Every conversation is graded with its three
 turns: a turn on its way to a dead worker waits for it, and one its holder never wrote down is sent again."""
@@ -26,7 +26,7 @@ from tests.conversation_turns import turn
 from tests.intake.test_spool_durability import send, wait_until
 from tests.service.workers.test_front import workers_of
 
-CONVERSATIONS = 60
+CONVERSATIONS = 300
 THREE = {
     "name": "whole",
     "level": "conversation",
