@@ -137,7 +137,7 @@ def decide(
         said = described.get(call.span_id or "")
         named = [a for a in agents if a != call.agent and (names(call.name, call.arguments, a) or told(said, a))]
         void = (call.span_id is None and call.result is None) or (call.result is not None and placeholder(call.result))
-        intercepted = tools_traced and void and _last_of_its_response(call, calls)
+        intercepted = tools_traced and void and _last_of_its_response(i, calls)
         if (named and taker not in named) or (not named and not told(call.result, taker) and not intercepted):
             continue  # names another agent, or none: nor does its result say the taker took over, nor did the
             # framework answer it in place of an execution, the tools being traced
@@ -279,8 +279,9 @@ def _followed_by_named(
     return out
 
 
-def _last_of_its_response(call: ToolCall, calls: Sequence[ToolCall]) -> bool:
-    return not any(c.step == call.step and c is not call for c in calls[calls.index(call) + 1 :])
+def _last_of_its_response(i: int, calls: Sequence[ToolCall]) -> bool:
+    """Whether the call at `i` is the last its response asked for (calls are in the order they were asked)."""
+    return i + 1 == len(calls) or calls[i + 1].step != calls[i].step
 
 
 def _next_other(
