@@ -66,6 +66,17 @@ def test_captured_load_reissues_every_fixture_trace_under_fresh_ids() -> None:
     assert load.runs == 2 * load.runs_per_copy > 0
 
 
+def test_captured_load_never_cuts_a_trace_between_two_requests() -> None:
+    # A slow paced round sends a request a second, past the bench's `idle_timeout`: the first part of a trace cut
+    # between two requests was closed without its root (in the second), and the round waited for runs never graded.
+    requests_of: dict[str, set[int]] = defaultdict(set)
+    for i, body in enumerate(loads.captured(copies=1).issue()):
+        for span in decode_traces(body).spans:
+            requests_of[span.trace_id].add(i)
+    assert len(requests_of) > 500
+    assert [t for t, found in requests_of.items() if len(found) > 1] == []
+
+
 def test_a_tiny_benchmark_runs_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--agent-traces", "20", "--agent-copies", "2", "--spans-per-trace", "5", "--batch-traces", "10"]
     argv += ["--loads", "agent", "--concurrency", "2", "--repeat", "2", "--half-seconds", "0.3", "--judge", "0.2"]
