@@ -28,7 +28,6 @@ from prometheus_client.metrics_core import Metric
 
 from otelgrade.config import Config, load_config
 from otelgrade.core.metrics import Metrics
-from otelgrade.core.results import Grade
 from otelgrade.core.trajectory import Conversation
 from otelgrade.grade.grading import UNMATCHED_KINDS, UnmatchedRuns
 from otelgrade.intake.decode import DecodeError, protobuf_request
@@ -189,7 +188,7 @@ class Worker:
         elif kind == frames.CONVERSATION:
             self.front.runs.add_run(Conversation.model_validate_json(payload))
         elif kind == frames.GRADES:
-            self.front.runs.write([Grade(**g) for g in orjson.loads(payload)])
+            self.front.runs.write(frames.read_grades(payload))
         elif kind == frames.TURN:
             conversation_id, ids, run = frames.read_turn(payload)
             self.front.hold_turn(conversation_id, (self.index, ids), run)

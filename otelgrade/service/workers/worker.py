@@ -140,7 +140,7 @@ class RunFeed(RunStore):
     def write(self, grades: Sequence[Grade]) -> None:
         super().write(grades)  # which runs this worker keeps follows their grades, as the page's list does
         if grades:
-            self.uplink.send(frames.frame(frames.GRADES, orjson.dumps(list(grades), default=str)))
+            self.uplink.send(frames.grades_frame(grades))
 
 
 class PipeReceiver:

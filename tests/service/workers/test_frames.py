@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+from otelgrade.core.results import Grade
 from otelgrade.intake.receivers.base import ExportResult
 from otelgrade.service.workers import frames
 
@@ -35,6 +36,17 @@ def test_a_result_and_a_turn_read_back() -> None:
     ids = ("c" * 32 + "d" * 16).encode()
     ((_, payload),) = read_all([frames.turn_frame("travel\x00chat-1", ids, b"{}")])
     assert frames.read_turn(payload) == (b"travel\x00chat-1", ids, b"{}")
+
+
+def test_grades_read_back_field_for_field() -> None:
+    graded = Grade("a" * 32, "b" * 16, "booking", "safe", 0.0, False, "fail", "called it", "tools_not_called")
+    graded.metadata = {"called": ["delete_account"], "when": frozenset({1})}  # not JSON: sent as its text
+    judged = Grade("c" * 32, "d" * 16, "chat", "helpful", None, False, "error", "timed out", level="conversation")
+    judged.conversation_id, judged.revision, judged.sampled, judged.environment = "chat-1", 2, False, "prod"
+    ((kind, payload),) = read_all([frames.grades_frame([graded, judged])])
+    assert kind == frames.GRADES
+    graded.metadata["when"] = "frozenset({1})"
+    assert frames.read_grades(payload) == [graded, judged]
 
 
 TO_A_WORKER = ["EXPORT", "SCRAPE", "HOLD_TURN", "FINISH", "PING", "RUNS_OF", "TURN_PASSED"]
