@@ -22,6 +22,8 @@ Message = dict[str, Any]
 # and looking for the run: several times faster than a regular expression over long message texts.
 _DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_RUN = b"0" * 19
+# `json.dumps(value, ensure_ascii=False)` builds an encoder per call; one built once writes the same text.
+_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 
 
 # --- JSON helpers -------------------------------------------------------------------------
@@ -67,7 +69,7 @@ def result_text(value: Any) -> str | None:
                 return parsed
         return value
     try:
-        return json.dumps(value, ensure_ascii=False)
+        return _DUMPS(value)
     except (TypeError, ValueError):
         return str(value)
 
@@ -136,7 +138,7 @@ def dumps_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
         return arguments
     try:
-        return json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+        return _DUMPS(arguments if arguments is not None else {})
     except (TypeError, ValueError):
         return str(arguments)
 

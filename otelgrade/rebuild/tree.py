@@ -84,16 +84,17 @@ class Tree:
 
     def walk(self, start: str, stop: set[str] | frozenset[str] = frozenset()) -> list[str]:
         """`start` and its descendants in tree order, not entering spans in `stop` (other than `start`)."""
-        if start not in self.children:  # a leaf, as most spans are
+        children = self.children
+        if start not in children:  # a leaf, as most spans are
             return [start]
-        out, stack, seen = [], [start], set()
+        # The tree is a forest once cycles are cut (one parent per span): no span is reached twice.
+        out, stack = [], [start]
         while stack:
             span_id = stack.pop()
-            if span_id in seen:
-                continue
-            seen.add(span_id)
             out.append(span_id)
-            stack.extend(c for c in reversed(self.children.get(span_id, ())) if c not in stop)
+            kids = children.get(span_id)
+            if kids:
+                stack.extend(reversed(kids) if not stop else [c for c in reversed(kids) if c not in stop])
         return out
 
     def holding(self, marked: Collection[str], stop: Collection[str] = ()) -> set[str]:
