@@ -226,6 +226,21 @@ class LackingConversation(Conversation, LackingTrajectory):
     """A conversation some of whose turns lack parts, as graders see it."""
 
 
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+
+def replaced(model: ModelT, **changes: Any) -> ModelT:
+    """`model.model_copy(update=changes)` at a fraction of its cost, for copies made per run and per call: the
+    values are not validated (as with `model_copy`), the copy is shallow, `changes` count as set."""
+    copy = type(model).__new__(type(model))
+    extra, private = model.__pydantic_extra__, model.__pydantic_private__
+    object.__setattr__(copy, "__dict__", {**model.__dict__, **changes})
+    object.__setattr__(copy, "__pydantic_fields_set__", model.__pydantic_fields_set__ | changes.keys())
+    object.__setattr__(copy, "__pydantic_extra__", None if extra is None else dict(extra))
+    object.__setattr__(copy, "__pydantic_private__", None if private is None else dict(private))
+    return copy
+
+
 def guarded(trajectory: Trajectory) -> Trajectory:
     """The run as graders see it: `LackingTrajectory` when its trace lacks a part a field holds."""
     if _GUARDED.isdisjoint(trajectory.lacks) or isinstance(trajectory, LackingTrajectory):

@@ -30,6 +30,7 @@ class Exporter:
         self.run_sinks = [sink for sink in self.sinks if isinstance(sink, RunSink)]
         self._lock = threading.Lock()
         self._counters: dict[Series, Any] = {}  # label children, looked up once per series
+        self._scores: dict[tuple[str, str, str, str], Any] = {}  # the score histograms' (level, suite, grader, env)
 
     def __call__(self, grades: Sequence[Grade]) -> None:
         if not grades:
@@ -46,8 +47,12 @@ class Exporter:
             if g.outcome == "fail":
                 failed[key] = g.trace_id
             if g.score is not None and g.outcome in ("pass", "fail"):
-                scores = m.conversation_grade_score if g.level == "conversation" else m.grade_score
-                scores.labels(g.suite, g.grader, environment).observe(min(1.0, max(0.0, g.score)))
+                series = (g.level, g.suite, g.grader, environment)
+                histogram = self._scores.get(series)
+                if histogram is None:
+                    scores = m.conversation_grade_score if g.level == "conversation" else m.grade_score
+                    histogram = self._scores[series] = scores.labels(g.suite, g.grader, environment)
+                histogram.observe(min(1.0, max(0.0, g.score)))
             if g.metadata.get("exception"):
                 m.grader_errors.labels(g.suite, g.grader).inc()
         for key, count in counts.items():

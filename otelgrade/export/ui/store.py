@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeVar
 
 from otelgrade.core.results import LEVELS, OUTCOMES, Grade, Outcome
-from otelgrade.core.trajectory import Conversation, LLMCall, ToolCall, Trajectory, conversation_key
+from otelgrade.core.trajectory import Conversation, LLMCall, ToolCall, Trajectory, conversation_key, replaced
 
 RunKey = tuple[str, str]  # (trace_id, span_id)
 ORDERS = ("failing", "newest")
@@ -308,14 +308,12 @@ def slim(trajectory: Trajectory) -> Trajectory:
     out (a span can carry megabytes in one value)."""
     t = trajectory
     llm_calls = [
-        c.model_copy(update={"input_messages": [], "output_messages": []})
-        if c.input_messages or c.output_messages
-        else c
+        replaced(c, input_messages=[], output_messages=[]) if c.input_messages or c.output_messages else c
         for c in _ends(t.llm_calls, lambda n: LLMCall(model=f"[{n} LLM call(s) not kept]"))
     ]
     if _kept_whole(t):  # most runs: nothing to cut, so nothing is rebuilt
         kept = {"attributes": dict(t.attributes), "messages": list(t.messages), "tool_calls": list(t.tool_calls)}
-        return trajectory.model_copy(update={**kept, "llm_calls": llm_calls})
+        return replaced(trajectory, **kept, llm_calls=llm_calls)
     room = _Room(RUN_CHARS)
     messages = _ends(t.messages, lambda n: {"role": "otelgrade", "content": f"[{n} message(s) not kept]"})
     tools = _ends(t.tool_calls, lambda n: ToolCall(name=f"[{n} tool call(s) not kept]"))
@@ -329,7 +327,7 @@ def slim(trajectory: Trajectory) -> Trajectory:
         "tool_calls": [_cut_call(c, room) for c in tools],
         "llm_calls": llm_calls,
     }
-    return trajectory.model_copy(update=update)
+    return replaced(trajectory, **update)
 
 
 def _kept_whole(t: Trajectory) -> bool:
@@ -367,7 +365,7 @@ def _cut_call(call: ToolCall, room: _Room) -> ToolCall:
     arguments, result = room.cut(call.arguments), room.cut(call.result)
     if arguments == call.arguments and result == call.result:
         return call
-    return call.model_copy(update={"arguments": arguments, "result": result})
+    return replaced(call, arguments=arguments, result=result)
 
 
 T = TypeVar("T")
