@@ -9,7 +9,8 @@ interleaving (the scenario's `order`), so that each call gets its scripted reply
 which of two concurrent requests goes first is pinned. Agent Framework instruments itself (on by default) through
 the global OpenTelemetry providers, set here to SDK providers exporting OTLP/HTTP protobuf (traces, and log
 records); message content is turned on the documented way, ENABLE_SENSITIVE_DATA=true. Each request is wrapped in
-a `handle_request` span.
+a `handle_request` span. Run as ../agent-framework-concurrent-default/capture.py (DEFAULT_SETTINGS=True), sensitive
+data stays off, and every run's ground truth lists in `lacks` what that trace cannot carry.
 
 The ground truth is the request run of the workflow, entered at its first participant (as for the sequential
 orchestration): the user's request, the aggregated answer (which no span carries, each agent's own answer being
@@ -22,14 +23,16 @@ metering_desk is at work, and the workflow fails.
 import asyncio
 import os
 
-os.environ["ENABLE_SENSITIVE_DATA"] = "true"
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # the -default source: sensitive data stays off
+if not DEFAULT_SETTINGS:
+    os.environ["ENABLE_SENSITIVE_DATA"] = "true"
 
-from agent_framework import Agent, chat_middleware
-from agent_framework.openai import OpenAIChatCompletionClient
-from agent_framework_orchestrations import ConcurrentBuilder
-from client import Scenario, each, failure, text, tool
-from telemetry import exported, flush
-from utility_desk import ACCOUNTS, METERING, desk_tools
+from agent_framework import Agent, chat_middleware  # noqa: E402
+from agent_framework.openai import OpenAIChatCompletionClient  # noqa: E402
+from agent_framework_orchestrations import ConcurrentBuilder  # noqa: E402
+from client import Scenario, each, failure, text, tool  # noqa: E402
+from telemetry import exported, flush  # noqa: E402
+from utility_desk import ACCOUNTS, METERING, desk_tools  # noqa: E402
 
 tracer = exported("power-panel")  # Agent Framework traces (and logs) to the global providers
 
@@ -38,6 +41,7 @@ TOOLS = desk_tools(lambda: s)
 CALLS: dict[str, int] = {}  # model calls each agent made, counted by its chat middleware
 order: list[str] = []  # the agents whose model calls go next, in turn, for the scenario in progress
 turn = asyncio.Condition()
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what the default trace cannot carry
 
 
 def in_turn(agent_name: str):
@@ -98,7 +102,8 @@ async def run(request: str) -> None:
         print(f"   run failed: {type(exc).__name__}: {exc}")
         output, status = None, "error"
     # the aggregator's answer is on no span (each agent's last message is): the trace cannot carry the output
-    s.finish(output, status, sum(CALLS.values()), lacks=["output"] if output is not None else None)
+    lacks = LACKS if DEFAULT_SETTINGS else ["output"] if output is not None else None
+    s.finish(output, status, sum(CALLS.values()), lacks=lacks)
     truth.update(
         handoffs=[],
         nested_runs_allowed=True,

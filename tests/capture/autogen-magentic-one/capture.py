@@ -8,7 +8,8 @@ delete_account) are `AssistantAgent`s on `OpenAIChatCompletionClient`. The Magen
 ledger says the request is satisfied asks the model for the final answer the user gets. autogen-core traces to the
 global TracerProvider without content; its structured events (`autogen_core.events`: LLMCallEvent,
 ToolCallEvent) go through an OTel LoggingHandler as OTLP log records. Each request is wrapped in a
-`handle_request` span.
+`handle_request` span. Run as ../autogen-magentic-one-default/capture.py (DEFAULT_SETTINGS=True), only the spans
+are exported, and every run's ground truth lists in `lacks` what spans alone cannot carry.
 
 The ground truth is the request run of the team, entered at the first agent the orchestrator gives the floor: the
 user's request, the orchestrator's final answer, every model call made for it (the orchestrator's and the agents',
@@ -31,7 +32,10 @@ from model_calls import autogen_model
 from telemetry import exported, flush
 from utility_desk import ACCOUNTS, METERING, desk_tools
 
-tracer = exported("power-desk", content_logger=EVENT_LOGGER_NAME)  # autogen-core traces to the global provider
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # spans only: the event logger is not exported
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results", "llm_calls"]  # what spans alone lack
+# autogen-core traces to the global provider; its events logger carries the content
+tracer = exported("power-desk", content_logger=None if DEFAULT_SETTINGS else EVENT_LOGGER_NAME)
 warnings.filterwarnings("ignore", "Resolved model mismatch")  # the scripted model echoes the requested name
 
 s: Scenario  # the scenario being captured; the tools record into its request run
@@ -65,7 +69,7 @@ def team() -> MagenticOneGroupChat:
 async def run(request: str) -> None:
     truth = s.run(FIRST[s.name], request)
     acted.clear()
-    lacks = None
+    lacks = LACKS if DEFAULT_SETTINGS else None
     try:
         result = await team().run(task=request)
         output, status = result.messages[-1].to_text(), "ok"
@@ -73,7 +77,8 @@ async def run(request: str) -> None:
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {str(exc)[:200]}")
         output, status = None, "error"
-        lacks = ["llm_calls"]  # AutoGen records a model call only when it succeeds: the failed one is not traced
+        # AutoGen records a model call only when it succeeds: the failed one is not in the trace
+        lacks = sorted({*(lacks or ()), "llm_calls"})
     turns = [name for name in acted if name != "orchestrator"]
     s.finish(output, status, len(acted), lacks=lacks)
     truth.update(

@@ -7,7 +7,8 @@ floor to metering_desk, then to accounts_desk (`max_rounds=2`), and the chat's r
 Tools reach the model as `<Plugin>-<function>`. The agents stream chat completions from an AsyncOpenAI client at
 OPENAI_BASE_URL. SK reads its switches at import: SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS(_SENSITIVE);
 chat content is written as Python log records, sent here through an OTLP LoggerProvider. Each request is wrapped
-in a `handle_request` span.
+in a `handle_request` span. Run as ../semantic-kernel-groupchat-default/capture.py (DEFAULT_SETTINGS=True), only
+the non-sensitive switch is on and every run's ground truth lists in `lacks` what the spans then cannot carry.
 
 The ground truth is the request run of the group chat, entered at metering_desk: the user's request, the last
 agent's answer (the chat's result), every agent's model calls (counted at each agent's HTTP client, a retry not
@@ -21,18 +22,19 @@ import os
 from itertools import pairwise
 
 os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS"] = "true"
-os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # the -default source: the sensitive switch stays off
+os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = str(not DEFAULT_SETTINGS).lower()
 
-from client import Scenario, each, failure, text, tool
-from model_calls import counting_http
-from openai import AsyncOpenAI
-from semantic_kernel.agents import ChatCompletionAgent, GroupChatOrchestration, RoundRobinGroupChatManager
-from semantic_kernel.connectors.ai import FunctionChoiceBehavior
-from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
-from semantic_kernel.functions import KernelPlugin, kernel_function
-from sk_orchestration import invoke, qualified
-from telemetry import exported, flush
-from utility_desk import ACCOUNTS, METERING, desk_tools
+from client import Scenario, each, failure, text, tool  # noqa: E402
+from model_calls import counting_http  # noqa: E402
+from openai import AsyncOpenAI  # noqa: E402
+from semantic_kernel.agents import ChatCompletionAgent, GroupChatOrchestration, RoundRobinGroupChatManager  # noqa: E402
+from semantic_kernel.connectors.ai import FunctionChoiceBehavior  # noqa: E402
+from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion  # noqa: E402
+from semantic_kernel.functions import KernelPlugin, kernel_function  # noqa: E402
+from sk_orchestration import invoke, qualified  # noqa: E402
+from telemetry import exported, flush  # noqa: E402
+from utility_desk import ACCOUNTS, METERING, desk_tools  # noqa: E402
 
 tracer = exported("power-roundtable", content_logger="semantic_kernel")  # SK's GenAI content events
 
@@ -40,6 +42,7 @@ s: Scenario  # the scenario being captured; the functions record into its reques
 TOOLS = desk_tools(lambda: s)
 PLUGIN = {**dict.fromkeys(METERING, "Metering"), **dict.fromkeys(ACCOUNTS, "Accounts")}
 acted: list[str] = []  # the agent behind each model call of the request in progress
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what spans without content lack
 
 
 def service(owner: str) -> OpenAIChatCompletion:
@@ -75,7 +78,7 @@ async def run(request: str) -> None:
     acted.clear()
     output, status = await invoke(orchestration(), request)
     qualified(truth["tool_calls"], PLUGIN)
-    s.finish(output, status, len(acted))
+    s.finish(output, status, len(acted), lacks=LACKS if DEFAULT_SETTINGS else None)
     truth.update(
         handoffs=[{"from": a, "to": b} for a, b in pairwise(acted) if a != b],
         nested_runs_allowed=True,
