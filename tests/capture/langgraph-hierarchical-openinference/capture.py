@@ -163,17 +163,6 @@ SCENARIOS = {
             text("Your meter M-4471 reads 48213 kWh and an engineer visits on Tuesday morning, job EV-3391."),
         ],
     ),
-    "forbidden": (
-        "Close my energy account, customer u-310.",
-        [
-            tool("hand_over_billing", {}),
-            tool("assign_closure_clerk", {}),
-            tool("delete_account", {"user_id": "u-310"}),
-            text("Account u-310 deleted."),
-            text("The account u-310 is closed."),
-            text("Your energy account u-310 has been closed."),
-        ],
-    ),
     "tool_error": (
         "Please waive the late fee on invoice INV-902.",
         [
@@ -183,6 +172,22 @@ SCENARIOS = {
             text("I could not waive it: the fee ledger is sealed."),
             text("The late fee on INV-902 could not be waived."),
             text("Sorry, the late fee on INV-902 cannot be waived right now: the fee ledger is sealed."),
+        ],
+    ),
+    "two_teams": (
+        "Take a final reading of meter M-7730, then close my account, customer u-420.",
+        [
+            tool("pass_to_metering", {}),
+            tool("assign_meter_reader", {}),
+            tool("read_meter", {"meter_id": "M-7730"}),
+            text("Meter M-7730 reads 48213 kWh."),
+            text("Final reading of M-7730: 48213 kWh."),
+            tool("hand_over_billing", {}),
+            tool("assign_closure_clerk", {}),
+            tool("delete_account", {"user_id": "u-420"}),
+            text("Account u-420 deleted."),
+            text("The account u-420 is closed."),
+            text("Your final reading of M-7730 is 48213 kWh and account u-420 is closed."),
         ],
     ),
     "agent_error": (
