@@ -12,6 +12,9 @@ answer (none when it failed), both agents' model calls (a before-model-request h
 the tools), and no handoff: no agent transferred control, the application moved the conversation on, as a
 sequential workflow moves from one step to the next (the convention of the sequential captures). Each agent's own
 run is nested.
+
+Run as ../pydantic-ai-handoff-logfire-nocontent/capture.py (NO_CONTENT=True), the same requests are traced with
+`instrument_pydantic_ai(include_content=False)`, and every run lists in `lacks` what that trace cannot carry.
 """
 
 import asyncio
@@ -27,7 +30,9 @@ from pydantic_ai_count import counted
 from utility import utility_tools
 
 logfire.configure(service_name="utility-service", send_to_logfire=False, console=False, metrics=False)
-logfire.instrument_pydantic_ai()
+NO_CONTENT = globals().get("NO_CONTENT", False)
+NO_CONTENT_LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]
+logfire.instrument_pydantic_ai(include_content=not NO_CONTENT)
 model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=os.environ["OPENAI_BASE_URL"]))
 s: Scenario  # the scenario being captured; the tools record into its request run
 RUN: dict  # the ground truth of the request being served
@@ -116,7 +121,7 @@ async def serve(request: str) -> None:
     except Exception as exc:
         print(f"   request failed as scripted: {type(exc).__name__}: {exc}")
         output, status = None, "error"
-    s.finish(output, status, RUN["llm_calls"])
+    s.finish(output, status, RUN["llm_calls"], lacks=NO_CONTENT_LACKS if NO_CONTENT else None)
 
 
 async def main() -> None:
