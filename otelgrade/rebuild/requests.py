@@ -403,17 +403,26 @@ def _nested_pairs(tree: Tree, members: list[Run], built: dict[str, Trajectory]) 
 
 def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:
     """Control handed back with no transfer call of its own: after a transfer from X to Y, X's next model call
-    after Y's first when every call in between was Y's (as a supervisor's worker hands back when it is done)."""
+    after Y's first when every call in between was Y's or its team's, the agents Y (or they) transferred to (a
+    supervisor's worker hands back when it is done; a team's lead hands back once its workers handed back to it),
+    and no transfer in between handed back to X."""
     agents = [(c.step, c.agent) for c in request.llm_calls]
     returns = []
     for transfer in candidates:
         giver, taker = transfer.from_agent, transfer.to_agent
         between = [(step, agent) for step, agent in agents if step > transfer.step]
         took = next((step for step, agent in between if agent == taker), None)  # the giver may wind down first
-        back = next((step for step, agent in between if agent != taker and took is not None and step > took), None)
-        if back is None or dict(between)[back] != giver or giver == taker:
+        if took is None or giver == taker:
             continue
-        if not any(t.from_agent == taker and transfer.step < t.step < back for t in transfers):
+        team, back = {taker}, None
+        for step, agent in between:
+            team |= {t.to_agent for t in transfers if t.from_agent in team and transfer.step < t.step < step}
+            if step > took and agent not in team:
+                back = step
+                break
+        if back is None or dict(between)[back] != giver:
+            continue
+        if not any(t.to_agent == giver and transfer.step < t.step <= back for t in transfers):
             returns.append(Handoff(from_agent=taker, to_agent=giver, step=back, decided_by=ACTED))
     return returns
 
