@@ -244,8 +244,25 @@ def _request(
         and (request.output is None or (run.root.end_ns <= last.root.start_ns and not head_spoke_last))
     ):
         request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
+    if last is not None and run.facts.output is None and _in_parallel(tree, last, members):
+        request.output = None  # agents that answered side by side: their answers were joined off the trace
+        request.lacks = sorted({*request.lacks, "output"})
     _answers_of_agents_as_tools(request, members, built)
     return request, transferred
+
+
+def _in_parallel(tree: Tree, last: Run, members: Sequence[Run]) -> bool:
+    """Whether the last agent to answer ran side by side with another of the request's (their invocations
+    overlap, neither inside the other): a fan-out, whose answer is what joined theirs, not the last one's."""
+    above = set(tree.ancestors(last.root.span_id))
+    return any(
+        m is not last
+        and m.root.start_ns < last.root.end_ns
+        and last.root.start_ns < m.root.end_ns
+        and m.root.span_id not in above
+        and last.root.span_id not in tree.ancestors(m.root.span_id)
+        for m in members
+    )
 
 
 def _answers_of_agents_as_tools(request: Trajectory, members: list[Run], built: dict[str, Trajectory]) -> None:

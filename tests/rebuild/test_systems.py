@@ -334,3 +334,32 @@ def test_a_team_s_turns_on_an_agent_runtime_are_one_request_with_content_off(pub
     assert len(requests[0].llm_calls) == 2
     handoffs = [(h.from_agent, h.to_agent) for h in requests[0].handoffs]
     assert handoffs == ([("planner", "booker")] if published else [])  # the floor of a chat passes; a pipeline steps on
+
+
+def _fan_out(tracer: Any) -> None:
+    """A team span runs a planner and a booker side by side on the same request (their invocations overlap);
+    what joins their answers records nothing on the trace."""
+    t0 = 1_700_000_000_000_000_000
+    with tracer.start_as_current_span("handle_request", start_time=t0):
+        team = tracer.start_span("run_team trip_team", start_time=t0 + 1)
+        team.set_attribute("gen_ai.operation.name", "run_team")
+        with trace.use_span(team, end_on_exit=False):
+            for i, (agent, said) in enumerate((("planner", "Plan: Lyon."), ("booker", "Booked Lyon."))):
+                invocation = _invoke_at(tracer, agent, t0 + 10 + i)
+                with trace.use_span(invocation, end_on_exit=False):
+                    _chat(tracer, [parts_user(QUESTION)], _answer(said))
+                invocation.end(end_time=t0 + 10**9 + i)
+        team.end(end_time=t0 + 2 * 10**9)
+
+
+def _invoke_at(tracer: Any, name: str, start: int) -> Any:
+    span = tracer.start_span(f"invoke_agent {name}", start_time=start)
+    span.set_attribute("gen_ai.operation.name", "invoke_agent")
+    span.set_attribute("gen_ai.agent.name", name)
+    return span
+
+
+def test_agents_that_answered_side_by_side_leave_the_request_s_answer_lacking_not_the_last_one_s() -> None:
+    requests, _ = _requests(_fan_out)
+    assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]
+    assert requests[0].output is None and "output" in requests[0].lacks  # not "Booked Lyon." as if the last spoke
