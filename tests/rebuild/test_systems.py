@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -247,3 +248,118 @@ def test_agents_one_agents_invocation_runs_in_a_loop_are_one_request_whose_answe
     request = requests[0]
     assert len(request.llm_calls) == 4 and [t.name for t in request.tool_calls] == ["approve"]
     assert request.output == "Draft 2: two nights in Lyon."
+
+
+CHOOSE = "Decide who speaks next. Answer with the next speaker's name."
+
+
+def _moderated(tracer: Any) -> None:
+    """A group chat led by a moderator agent: before each turn the moderator's model, given the chat so far and
+    its own instruction after it, names the next speaker; the planner, then the booker speak."""
+    chat = [parts_user(QUESTION)]
+
+    def moderate(said: str) -> None:
+        with trace.use_span(_invoke(tracer, "moderator"), end_on_exit=True):
+            _chat(tracer, [*chat, parts_user(CHOOSE)], _answer(said))
+
+    with tracer.start_as_current_span("handle_request"):
+        team = tracer.start_span("run_team trip_team")
+        team.set_attribute("gen_ai.operation.name", "run_team")
+        with trace.use_span(team, end_on_exit=True):
+            moderate('{"next_speaker": "planner"}')
+            with trace.use_span(_invoke(tracer, "planner"), end_on_exit=True):
+                _chat(tracer, [parts_user(QUESTION)], _answer("Plan: two nights in Lyon."))
+            chat.extend(_answer("Plan: two nights in Lyon."))
+            moderate('{"next_speaker": "booker"}')
+            with trace.use_span(_invoke(tracer, "booker"), end_on_exit=True):
+                _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "book_hotel", {"city": "Lyon"}))])
+                with trace.use_span(_execute(tracer, "book_hotel", "c1", "booked"), end_on_exit=True):
+                    pass
+                _chat(tracer, [parts_user(QUESTION)], _answer("Booked two nights in Lyon."))
+            chat.extend(_answer("Booked two nights in Lyon."))
+            moderate('{"terminate": true}')
+
+
+def test_a_moderated_group_chat_is_one_request_asked_what_the_user_asked_its_speakers_chosen_in_turn() -> None:
+    requests, _ = _requests(_moderated)
+    assert len(requests) == 1  # the moderator speaking again between the speakers is no second request
+    request = requests[0]
+    assert request.input == QUESTION  # not the moderator's own instruction, which no speaker was given
+    assert [c.agent for c in request.llm_calls] == [
+        "moderator",
+        "planner",
+        "moderator",
+        "booker",
+        "booker",
+        "moderator",
+    ]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("planner", "booker", "agent_acted")
+    ]
+    assert [t.name for t in request.tool_calls] == ["book_hotel"]
+
+
+TEAM = "9ae1835c2fc24b45887608acf80a22fe"
+
+
+def _runtime_team(published: bool) -> Any:
+    """Two agents of one team on an agent runtime that traces its actors (`<runtime> process <type>_<team>.(key)-A`),
+    content capture off: each turn published to the team's chat (a group chat), or sent to the next agent alone (a
+    pipeline). Nothing else on the trace says the two invocations are one request."""
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("handle_request"):
+            for agent in ("planner", "booker"):
+                verb = (
+                    f"runtime publish team_{TEAM}.(default)-T"
+                    if published
+                    else f"runtime send {agent}_{TEAM}.(default)-A"
+                )
+                with (
+                    tracer.start_as_current_span(verb),
+                    tracer.start_as_current_span(f"runtime process {agent}_{TEAM}.(default)-A"),
+                    trace.use_span(_invoke(tracer, agent), end_on_exit=True),
+                    tracer.start_as_current_span("chat gpt-4o") as chat,
+                ):
+                    chat.set_attribute("gen_ai.operation.name", "chat")
+                    chat.set_attribute("gen_ai.request.model", "gpt-4o")
+
+    return build
+
+
+@pytest.mark.parametrize("published", [True, False])
+def test_a_team_s_turns_on_an_agent_runtime_are_one_request_with_content_off(published: bool) -> None:
+    requests, _ = _requests(_runtime_team(published))
+    assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]  # not a request per agent
+    assert len(requests[0].llm_calls) == 2
+    handoffs = [(h.from_agent, h.to_agent) for h in requests[0].handoffs]
+    assert handoffs == ([("planner", "booker")] if published else [])  # the floor of a chat passes; a pipeline steps on
+
+
+def _fan_out(tracer: Any) -> None:
+    """A team span runs a planner and a booker side by side on the same request (their invocations overlap);
+    what joins their answers records nothing on the trace."""
+    t0 = 1_700_000_000_000_000_000
+    with tracer.start_as_current_span("handle_request", start_time=t0):
+        team = tracer.start_span("run_team trip_team", start_time=t0 + 1)
+        team.set_attribute("gen_ai.operation.name", "run_team")
+        with trace.use_span(team, end_on_exit=False):
+            for i, (agent, said) in enumerate((("planner", "Plan: Lyon."), ("booker", "Booked Lyon."))):
+                invocation = _invoke_at(tracer, agent, t0 + 10 + i)
+                with trace.use_span(invocation, end_on_exit=False):
+                    _chat(tracer, [parts_user(QUESTION)], _answer(said))
+                invocation.end(end_time=t0 + 10**9 + i)
+        team.end(end_time=t0 + 2 * 10**9)
+
+
+def _invoke_at(tracer: Any, name: str, start: int) -> Any:
+    span = tracer.start_span(f"invoke_agent {name}", start_time=start)
+    span.set_attribute("gen_ai.operation.name", "invoke_agent")
+    span.set_attribute("gen_ai.agent.name", name)
+    return span
+
+
+def test_agents_that_answered_side_by_side_leave_the_request_s_answer_lacking_not_the_last_one_s() -> None:
+    requests, _ = _requests(_fan_out)
+    assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]
+    assert requests[0].output is None and "output" in requests[0].lacks  # not "Booked Lyon." as if the last spoke
