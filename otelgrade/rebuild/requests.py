@@ -210,6 +210,9 @@ def _request(
     # an agent called as a tool was asked by the request's own agent, not by the user
     called = request.input if first.tool_root else None
     request.input = _asked_of_all(run.facts.input or called or entry.input or request.input, request.llm_calls)
+    asked_entry = request.input is not None and request.input == entry.input and "input" not in entry.lacks
+    if asked_entry and "input" in request.lacks:
+        request.lacks = [p for p in request.lacks if p != "input"]  # what its entry agent was asked, on its span
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
