@@ -16,13 +16,19 @@ calls (counted by before_model_callback), the tool calls in the order they ran, 
 of a workflow to the next, or fanning out to its branches, is the workflow's), and the answer the user got last
 (the final response of the last agent that answered). In `outage_watch_failure` the model backend fails during
 outage_watch's turn, inside the fan-out.
+
+Run as ../google-adk-parallel-default/capture.py (DEFAULT_SETTINGS=True), ADK keeps its default of no message
+content, and every run's ground truth lists in `lacks` what that trace cannot carry.
 """
 
 import asyncio
 import os
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # LiteLLM would fetch its price list from the web
-os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
+# content on, unless run as ../google-adk-parallel-default/capture.py (DEFAULT_SETTINGS: ADK's default, no content)
+os.environ.update(
+    {} if globals().get("DEFAULT_SETTINGS") else {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"}
+)
 
 from claims import each_request
 from client import Scenario, failure, text, tool
@@ -42,10 +48,12 @@ provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
 tracer = trace.get_tracer("grid-service-desk")
 
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)
 s: Scenario  # the scenario being captured; the tools record into its request run
 CALLS: dict[str, int] = {}  # model calls per agent in the current request
 READER_DONE = asyncio.Event()  # meter_reader has answered: outage_watch may call the model
 TOOLS = grid_tools(lambda: s)
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what the default trace cannot carry
 
 
 async def count_call(callback_context, llm_request):
@@ -163,7 +171,7 @@ async def serve(request: str) -> None:
     except Exception as exc:
         print(f"   run failed as scripted: {type(exc).__name__}: {str(exc)[:160]}")
         answer, status = None, "error"
-    s.finish(answer, status, sum(CALLS.values()))
+    s.finish(answer, status, sum(CALLS.values()), lacks=LACKS if DEFAULT_SETTINGS else None)
     run["note"] = (
         f"Model calls per agent: {dict(CALLS)}; the workflow's steps are field_survey (ParallelAgent of "
         "meter_reader and outage_watch) then case_writer."
