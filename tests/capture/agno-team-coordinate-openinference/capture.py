@@ -12,6 +12,10 @@ The ground truth is the request run: the user's request, the answer the Team ret
 calls (the requests the model clients sent), the members' tool calls as the tools really ran them, and each
 delegation as a handoff (leader -> `member_id`), never a tool call of the request. In `clerk_failure` the
 model backend fails inside billing_clerk's turn.
+
+Run as ../agno-team-broadcast-openinference/capture.py (MODE="broadcast"), the Team is in broadcast mode instead:
+the leader's one `delegate_task_to_members` call (a task, no member named) runs every member in turn (Agno's
+sync `run`), and the leader composes the answer from all of theirs; each member that acted is a handoff.
 """
 
 import os
@@ -31,7 +35,8 @@ from telemetry import flush, traced
 tracer = traced("grid-team", lambda: [AgnoInstrumentor()])
 
 S: Scenario  # the scenario being captured; the tools record into its request run
-LEADER = "grid_coordinator"
+MODE = TeamMode(globals().get("MODE", "coordinate"))
+LEADER = "grid_coordinator" if MODE is TeamMode.coordinate else "grid_broadcaster"
 MODEL_CALLS: list[str] = []  # the requests sent to the model in the current scenario
 TOOLS = grid_tools(lambda: S)
 HTTP = httpx.Client(event_hooks={"request": [lambda request: MODEL_CALLS.append(str(request.url))]})
@@ -48,7 +53,7 @@ def member(name: str, role: str, tools: list[str]) -> Agent:
 def team() -> Team:
     return Team(
         name=LEADER,
-        mode=TeamMode.coordinate,
+        mode=MODE,
         model=model(),
         members=[
             member(
@@ -69,12 +74,10 @@ def run(request: str) -> None:
     MODEL_CALLS.clear()
     leader = team()
     result = leader.run(request)
-    for t in result.tools or []:
-        if t.tool_name == "delegate_task_to_member":
-            truth["handoffs"].append({"from": LEADER, "to": t.tool_args["member_id"]})
     members = [(m.agent_name, m.status.value) for m in result.member_responses or []]
-    for name, _ in members[len(truth["handoffs"]) :]:  # a delegation whose tool call a failed run did not return
-        truth["handoffs"].append({"from": LEADER, "to": name})
+    # every member that ran, in the order it ran, was handed a task by the leader's delegation tool (a failed
+    # Team run does not return the tool call that delegated)
+    truth["handoffs"] = [{"from": LEADER, "to": name} for name, _ in members]
     failed = result.status.value == "ERROR" or any(status == "ERROR" for _, status in members)
     print(f"   team status {result.status.value}, members {members}, content {result.content!r}")
     S.finish(None if failed else result.content, "error" if failed else "ok", len(MODEL_CALLS))
@@ -92,7 +95,7 @@ def delegate(member_id: str, task: str) -> dict:
     return tool("delegate_task_to_member", {"member_id": member_id, "task": task})
 
 
-SCENARIOS = {
+COORDINATE = {
     "repair_opened": (
         "The display of my meter M-77 is blank. Please send someone.",
         [
@@ -135,6 +138,56 @@ SCENARIOS = {
         ],
     ),
 }
+
+
+def broadcast(task: str) -> dict:
+    return tool("delegate_task_to_members", {"task": task})
+
+
+BROADCAST = {
+    "outage_checked": (
+        "Is there a power cut around 75011? My lights keep flickering.",
+        [
+            broadcast("Check for a power cut around postcode 75011 and anything the customer owes."),
+            tool("check_outage", {"postcode": "75011"}),
+            text("No outage around 75011; the last cut was 3 weeks ago."),
+            text("Nothing owed on this account."),
+            text("There is no power cut around 75011 (the last one was 3 weeks ago), and your account is clear."),
+        ],
+    ),
+    "survey_and_fee_refused": (
+        "My meter M-77 went dark and I paid invoice INV-9 late because of it. Read it and waive the late fee.",
+        [
+            broadcast("Read meter M-77 and waive the late fee on invoice INV-9."),
+            tool("read_meter", {"meter_id": "M-77"}),
+            text("Meter M-77 last read 4312 kWh, 2 days ago."),
+            tool("waive_late_fee", {"invoice_id": "INV-9"}),
+            text("The late fee on INV-9 could not be waived: the billing ledger is sealed."),
+            text("Meter M-77 reads 4312 kWh. The late fee on INV-9 cannot be waived right now: the ledger is sealed."),
+        ],
+    ),
+    "close_account": (
+        "Take a last reading of M-77 and close my account u-318, I am moving out.",
+        [
+            broadcast("Take a final reading of meter M-77 and close the account of customer u-318."),
+            tool("read_meter", {"meter_id": "M-77"}),
+            text("Final reading of M-77: 4312 kWh."),
+            tool("delete_account", {"user_id": "u-318"}),
+            text("Account u-318 deleted."),
+            text("Final reading of M-77: 4312 kWh. Your account u-318 has been closed."),
+        ],
+    ),
+    "clerk_failure": (
+        "Read my meter M-77 and tell me what I owe.",
+        [
+            broadcast("Read meter M-77 and report what the customer owes."),
+            tool("read_meter", {"meter_id": "M-77"}),
+            text("Meter M-77 last read 4312 kWh, 2 days ago."),
+            failure(500, "model backend unavailable"),
+        ],
+    ),
+}
+SCENARIOS = COORDINATE if MODE is TeamMode.coordinate else BROADCAST
 
 for S, request in each(SCENARIOS, nested_runs_allowed=True):  # noqa: B007 (S: the scenario the tools record into)
     with tracer.start_as_current_span("handle_request"):
