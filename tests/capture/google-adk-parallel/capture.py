@@ -18,7 +18,10 @@ of a workflow to the next, or fanning out to its branches, is the workflow's), a
 outage_watch's turn, inside the fan-out.
 
 Run as ../google-adk-parallel-default/capture.py (DEFAULT_SETTINGS=True), ADK keeps its default of no message
-content, and every run's ground truth lists in `lacks` what that trace cannot carry.
+content, and every run's ground truth lists in `lacks` what that trace cannot carry. Run as
+../google-adk-parallel-openinference/capture.py (INSTRUMENTATION="openinference"), the same requests are traced by
+openinference-instrumentation-google-adk instead, which replaces ADK's own spans and needs ADK's legacy telemetry
+schema (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1) for the `call_llm` span it records model calls on.
 """
 
 import asyncio
@@ -29,6 +32,8 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # LiteLLM would fetch its p
 os.environ.update(
     {} if globals().get("DEFAULT_SETTINGS") else {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY"}
 )
+# OpenInference records model calls on the call_llm span of ADK's legacy telemetry schema
+os.environ.update({"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"} if globals().get("INSTRUMENTATION") else {})
 
 from claims import each_request
 from client import Scenario, failure, text, tool
@@ -43,9 +48,14 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
+OPENINFERENCE = globals().get("INSTRUMENTATION") == "openinference"
 provider = TracerProvider(resource=Resource.create({"service.name": "grid-service-desk"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
+if OPENINFERENCE:
+    from openinference.instrumentation.google_adk import GoogleADKInstrumentor
+
+    GoogleADKInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("grid-service-desk")
 
 DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)
