@@ -12,6 +12,9 @@ The ground truth is the request run of the crew kickoff: the user's request, the
 model calls (CrewAI's own LLMCallStartedEvent), the workers' tool calls as the tools ran them, and each
 delegation as a handoff (manager -> worker, from an after_tool_call hook). In `technician_failure` the model
 backend fails inside the technician's turn, and the kickoff raises.
+
+Run as ../crewai-hierarchical-openlit/capture.py (INSTRUMENTATION="openlit"), the same requests are traced by
+OpenLIT (`openlit.init`, its CrewAI and OpenAI instrumentations) instead; `telemetry.py` sets up either.
 """
 
 import os
@@ -34,10 +37,11 @@ def openllmetry() -> list:
     return [CrewAIInstrumentor(), OpenAIInstrumentor()]
 
 
-tracer = traced("grid-crew", openllmetry)
+tracer = traced("grid-crew", None if globals().get("INSTRUMENTATION") == "openlit" else openllmetry)
 
 S: Scenario  # the scenario being captured; the tools record into its request run
 MANAGER = "Crew Manager"  # the role CrewAI gives the manager agent it creates
+LACKS_IF_FAILED = globals().get("LACKS_IF_FAILED")  # set by a capture whose trace carries less when a request fails
 LEDGER = watch()  # CrewAI's own record of the request being captured
 TOOLS = {name: crew_tool(name)(function) for name, function in grid_tools(lambda: S).items()}
 
@@ -71,7 +75,7 @@ def run_crew(request: str) -> None:
     except Exception as exc:
         print(f"   crew failed: {type(exc).__name__}: {exc}")
         output, status = None, "error"
-    S.finish(output, status, LEDGER.settle())
+    S.finish(output, status, LEDGER.settle(), lacks=LACKS_IF_FAILED if status == "error" else None)
     request_run.update(
         nested_runs_allowed=True,
         note="The request run is the crew kickoff with every agent's model and tool calls; the manager's "
