@@ -15,7 +15,9 @@ model backend fails inside billing_clerk's turn.
 
 Run as ../agno-team-broadcast-openinference/capture.py (MODE="broadcast"), the Team is in broadcast mode instead:
 the leader's one `delegate_task_to_members` call (a task, no member named) runs every member in turn (Agno's
-sync `run`), and the leader composes the answer from all of theirs; each member that acted is a handoff.
+sync `run`), and the leader composes the answer from all of theirs; each member that acted is a handoff. Run as
+../agno-team-broadcast-traceloop/capture.py (MODE="broadcast", INSTRUMENTATION="openllmetry"), the broadcast Team
+is traced by OpenLLMetry (opentelemetry-instrumentation-agno + opentelemetry-instrumentation-openai) instead.
 """
 
 import os
@@ -29,10 +31,23 @@ from agno.team import Team
 from agno.team.mode import TeamMode
 from client import Scenario, each, failure, text, tool
 from grid_desk import grid_tools
-from openinference.instrumentation.agno import AgnoInstrumentor
 from telemetry import flush, traced
 
-tracer = traced("grid-team", lambda: [AgnoInstrumentor()])
+
+def openinference() -> list:
+    from openinference.instrumentation.agno import AgnoInstrumentor
+
+    return [AgnoInstrumentor()]
+
+
+def openllmetry() -> list:
+    from opentelemetry.instrumentation.agno import AgnoInstrumentor
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+
+    return [AgnoInstrumentor(), OpenAIInstrumentor()]
+
+
+tracer = traced("grid-team", openllmetry if globals().get("INSTRUMENTATION") == "openllmetry" else openinference)
 
 S: Scenario  # the scenario being captured; the tools record into its request run
 MODE = TeamMode(globals().get("MODE", "coordinate"))
