@@ -1,0 +1,141 @@
+"""A LlamaIndex `AgentWorkflow` of two `FunctionAgent`s whose tools are on an MCP server in another process, both
+sides traced.
+
+The energy-utility tools (`../utility.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=utility, the MCP SDK's
+server over stdio); llama-index-tools-mcp's `BasicMCPClient` starts that process for each MCP request (listing
+the tools, each call), and the process exports its own spans (service `utility-tools-mcp`) to the same recorder.
+`tariff_desk` (meters, tariffs, outages) may hand the customer over to `billing_desk` (credits, bills, account
+closure) through the workflow's own `handoff` tool, whose `to_agent` names the next agent. The agents talk Chat
+Completions to the scripted model through `OpenAILike` (streamed). openinference-instrumentation-llama-index
+traces the workflow; the MCP SDK writes its own client and server spans, and openinference-instrumentation-mcp,
+on both sides, carries the trace context across. Each request is wrapped in a `handle_request` span.
+
+The ground truth is the request run of the workflow: the user's request, the last agent's answer, every agent's
+model calls (one `AgentInput` event each), the tool calls as the server's tools really ran them (their log; a
+failing tool comes back from the server as an error result, which LlamaIndex hands to the model as the tool's
+output) and the handoffs, from the workflow's events (a `handoff` `ToolCallResult` moves control from the agent of
+the last `AgentInput` to its `to_agent`). In `billing_failure` the model backend fails during billing_desk's turn
+and the workflow fails.
+"""
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from client import Scenario, failure, text, tool, tools
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
+from llamaindex_workflow import scripted_llm, serve_request
+from mcp_tool_log import ToolLog
+from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
+from openinference.instrumentation.mcp import MCPInstrumentor
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+provider = TracerProvider(resource=Resource.create({"service.name": "energy-desk"}))
+provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
+trace.set_tracer_provider(provider)
+LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+MCPInstrumentor().instrument(tracer_provider=provider)
+tracer = trace.get_tracer("energy-desk")
+SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "hotel_mcp_server.py"
+
+llm = scripted_llm()
+
+
+async def workflow(log: ToolLog) -> AgentWorkflow:
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "utility"}
+    env["CAPTURE_MCP_INSTRUMENT"] = "openinference"
+    server = BasicMCPClient(sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
+
+    async def served(*names: str) -> list:
+        return await McpToolSpec(server, allowed_tools=list(names)).to_tool_list_async()
+
+    tariff_desk = FunctionAgent(
+        name="tariff_desk",
+        description="Reads meters, changes tariffs and reports outages.",
+        llm=llm,
+        tools=await served("read_meter", "switch_tariff", "outage_status"),
+        can_handoff_to=["billing_desk"],
+        system_prompt="You are an energy utility's tariff desk; credits, bills and accounts go to billing_desk.",
+    )
+    billing_desk = FunctionAgent(
+        name="billing_desk",
+        description="Credits overcharges, estimates bills and closes accounts.",
+        llm=llm,
+        tools=await served("credit_overcharge", "estimate_bill", "delete_account"),
+        can_handoff_to=[],
+        system_prompt="You are an energy utility's billing desk.",
+    )
+    return AgentWorkflow(agents=[tariff_desk, billing_desk], root_agent="tariff_desk")
+
+
+async def run(s: Scenario, request: str) -> None:
+    log = ToolLog()
+    try:
+        await serve_request(s, await workflow(log), request, "tariff_desk", log.drain)
+    finally:
+        log.path.unlink()
+
+
+def hand(reason: str) -> dict:
+    return tool("handoff", {"to_agent": "billing_desk", "reason": reason})
+
+
+SCENARIOS = {
+    "happy": (
+        "Read meter M-7 and put it on the green night plan.",
+        [
+            tool("read_meter", {"meter_id": "M-7"}),
+            tool("switch_tariff", {"meter_id": "M-7", "plan": "green-night"}),
+            text("M-7 reads 4312 kWh; it moves to green-night on the 1st of next month."),
+        ],
+    ),
+    "parallel": (
+        "Is there a power cut in 1010 or in 8020?",
+        [
+            tools(("outage_status", {"postcode": "1010"}), ("outage_status", {"postcode": "8020"})),
+            text("1010 has no outage; 8020 is out since 06:40, fix expected at 13:00."),
+        ],
+    ),
+    "credit_handoff_error": (
+        "You overcharged me 64 euros in October, credit it back.",
+        [
+            hand("The customer wants an overcharge credited."),
+            tool("credit_overcharge", {"amount": 64}),
+            text("I could not credit it: the credit window has closed."),
+        ],
+    ),
+    "forbidden_after_handoff": (
+        "I am moving abroad; wipe my customer account e-512.",
+        [
+            hand("The customer wants the account closed."),
+            tool("delete_account", {"user_id": "e-512"}),
+            text("Customer account e-512 has been wiped."),
+        ],
+    ),
+    "billing_failure": (
+        "Check meter M-9, then tell me what 300 kWh a month would cost.",
+        [
+            tool("read_meter", {"meter_id": "M-9"}),
+            hand("The customer wants a bill estimate."),
+            tool("estimate_bill", {"kwh": 300}),
+            failure(503, "model backend overloaded"),
+        ],
+    ),
+}
+
+
+async def main() -> None:
+    for name, (request, replies) in SCENARIOS.items():
+        with Scenario(name, replies, nested_runs_allowed=True) as s:
+            with tracer.start_as_current_span("handle_request"):
+                await run(s, request)
+            provider.force_flush()
+
+
+asyncio.run(main())
