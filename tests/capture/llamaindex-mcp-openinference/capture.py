@@ -1,11 +1,12 @@
-"""A LlamaIndex `AgentWorkflow` of two `FunctionAgent`s whose tools are on an MCP server in another process, both
-sides traced.
+"""A LlamaIndex `AgentWorkflow` of two `FunctionAgent`s (and a third called as a tool) whose tools are on an MCP
+server in another process, both sides traced.
 
 The energy-utility tools (`../utility.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=utility, the MCP SDK's
 server over stdio); llama-index-tools-mcp's `BasicMCPClient` starts that process for each MCP request (listing
 the tools, each call), and the process exports its own spans (service `utility-tools-mcp`) to the same recorder.
 `tariff_desk` (meters, tariffs, outages) may hand the customer over to `billing_desk` (credits, bills, account
-closure) through the workflow's own `handoff` tool, whose `to_agent` names the next agent. The agents talk Chat
+closure) through the workflow's own `handoff` tool, whose `to_agent` names the next agent; `tariff_desk`'s tool
+`consult_auditor` runs a third `FunctionAgent`, `meter_auditor` (an agent called as a tool). The agents talk Chat
 Completions to the scripted model through `OpenAILike` (streamed). openinference-instrumentation-llama-index
 traces the workflow; the MCP SDK writes its own client and server spans, and openinference-instrumentation-mcp,
 on both sides, carries the trace context across. Each request is wrapped in a `handle_request` span.
@@ -14,17 +15,20 @@ The ground truth is the request run of the workflow: the user's request, the las
 model calls (one `AgentInput` event each), the tool calls as the server's tools really ran them (their log; a
 failing tool comes back from the server as an error result, which LlamaIndex hands to the model as the tool's
 output) and the handoffs, from the workflow's events (a `handoff` `ToolCallResult` moves control from the agent of
-the last `AgentInput` to its `to_agent`). In `billing_failure` the model backend fails during billing_desk's turn
-and the workflow fails.
+the last `AgentInput` to its `to_agent`); `consult_auditor` is a tool call of the request, recorded before the
+auditor's own calls, and the auditor's model calls count in the request's. In `billing_failure` the model backend
+fails during billing_desk's turn and the workflow fails.
 """
 
 import asyncio
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from client import Scenario, failure, text, tool, tools
-from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.core.agent.workflow import AgentInput, AgentWorkflow, FunctionAgent
+from llama_index.core.tools import FunctionTool
 from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
 from llamaindex_workflow import scripted_llm, serve_request
 from mcp_tool_log import ToolLog
@@ -47,7 +51,7 @@ SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "hotel_mcp_server.py"
 llm = scripted_llm()
 
 
-async def workflow(log: ToolLog) -> AgentWorkflow:
+async def workflow(s: Scenario, log: ToolLog, inner: Counter[str]) -> AgentWorkflow:
     env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "utility"}
     env["CAPTURE_MCP_INSTRUMENT"] = "openinference"
     server = BasicMCPClient(sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
@@ -55,11 +59,33 @@ async def workflow(log: ToolLog) -> AgentWorkflow:
     async def served(*names: str) -> list:
         return await McpToolSpec(server, allowed_tools=list(names)).to_tool_list_async()
 
+    meter_auditor = FunctionAgent(
+        name="meter_auditor",
+        description="Checks whether a bill fits the meter's readings.",
+        llm=llm,
+        tools=await served("read_meter", "estimate_bill"),
+        system_prompt="You audit bills against meter readings.",
+    )
+
+    async def consult_auditor(question: str) -> str:
+        """Ask the meter auditor whether a bill fits the meter's readings."""
+
+        async def audit() -> str:
+            handler = meter_auditor.run(user_msg=question)
+            async for event in handler.stream_events():
+                inner["meter_auditor"] += isinstance(event, AgentInput)
+            return str((await handler).response.content)
+
+        return await log.around(s.runs[-1], "consult_auditor", {"question": question}, audit)
+
     tariff_desk = FunctionAgent(
         name="tariff_desk",
         description="Reads meters, changes tariffs and reports outages.",
         llm=llm,
-        tools=await served("read_meter", "switch_tariff", "outage_status"),
+        tools=[
+            *await served("read_meter", "switch_tariff", "outage_status"),
+            FunctionTool.from_defaults(consult_auditor),
+        ],
         can_handoff_to=["billing_desk"],
         system_prompt="You are an energy utility's tariff desk; credits, bills and accounts go to billing_desk.",
     )
@@ -76,8 +102,13 @@ async def workflow(log: ToolLog) -> AgentWorkflow:
 
 async def run(s: Scenario, request: str) -> None:
     log = ToolLog()
+    inner: Counter[str] = Counter()  # model calls of the agent called as a tool, beneath the request
     try:
-        await serve_request(s, await workflow(log), request, "tariff_desk", log.drain)
+        await serve_request(s, await workflow(s, log, inner), request, "tariff_desk", log.drain)
+        truth = s.runs[-1]
+        truth["llm_calls"] += inner.total()
+        if inner:
+            truth["note"] = truth["note"].removesuffix(".") + f", meter_auditor {inner.total()} (called as a tool)."
     finally:
         log.path.unlink()
 
@@ -87,6 +118,15 @@ def hand(reason: str) -> dict:
 
 
 SCENARIOS = {
+    "auditor_as_tool": (
+        "My bill for meter M-7 looks too high; have it audited.",
+        [
+            tool("consult_auditor", {"question": "Does a bill on 4312 kWh fit meter M-7's readings?"}),
+            tool("read_meter", {"meter_id": "M-7"}),
+            text("M-7 reads 4312 kWh on 1 November: the bill fits the reading."),
+            text("The auditor checked: M-7 reads 4312 kWh, so the bill fits the reading."),
+        ],
+    ),
     "happy": (
         "Read meter M-7 and put it on the green night plan.",
         [
