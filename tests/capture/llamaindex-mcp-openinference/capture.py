@@ -9,7 +9,10 @@ closure) through the workflow's own `handoff` tool, whose `to_agent` names the n
 `consult_auditor` runs a third `FunctionAgent`, `meter_auditor` (an agent called as a tool). The agents talk Chat
 Completions to the scripted model through `OpenAILike` (streamed). openinference-instrumentation-llama-index
 traces the workflow; the MCP SDK writes its own client and server spans, and openinference-instrumentation-mcp,
-on both sides, carries the trace context across. Each request is wrapped in a `handle_request` span.
+on both sides, carries the trace context across. Each request is wrapped in a `handle_request` span. Run as
+../llamaindex-mcp-traceloop/capture.py (INSTRUMENTATION="traceloop"), OpenLLMetry's
+opentelemetry-instrumentation-llamaindex and opentelemetry-instrumentation-mcp (client and server) trace the same
+requests instead.
 
 The ground truth is the request run of the workflow: the user's request, the last agent's answer, every agent's
 model calls (one `AgentInput` event each), the tool calls as the server's tools really ran them (their log; a
@@ -32,8 +35,6 @@ from llama_index.core.tools import FunctionTool
 from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
 from llamaindex_workflow import scripted_llm, serve_request
 from mcp_tool_log import ToolLog
-from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
-from openinference.instrumentation.mcp import MCPInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
@@ -43,8 +44,19 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 provider = TracerProvider(resource=Resource.create({"service.name": "energy-desk"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
 trace.set_tracer_provider(provider)
-LlamaIndexInstrumentor().instrument(tracer_provider=provider)
-MCPInstrumentor().instrument(tracer_provider=provider)
+INSTRUMENTATION = globals().get("INSTRUMENTATION", "openinference")
+if INSTRUMENTATION == "traceloop":
+    from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor
+    from opentelemetry.instrumentation.mcp import McpInstrumentor
+
+    LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+    McpInstrumentor().instrument(tracer_provider=provider)
+else:
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor as OpenInferenceLlamaIndex
+    from openinference.instrumentation.mcp import MCPInstrumentor
+
+    OpenInferenceLlamaIndex().instrument(tracer_provider=provider)
+    MCPInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("energy-desk")
 SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "hotel_mcp_server.py"
 
@@ -53,7 +65,7 @@ llm = scripted_llm()
 
 async def workflow(s: Scenario, log: ToolLog, inner: Counter[str]) -> AgentWorkflow:
     env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "utility"}
-    env["CAPTURE_MCP_INSTRUMENT"] = "openinference"
+    env["CAPTURE_MCP_INSTRUMENT"] = INSTRUMENTATION
     server = BasicMCPClient(sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
 
     async def served(*names: str) -> list:
