@@ -1,9 +1,8 @@
-"""Energy-utility desk scenarios for capture scripts (a fourth hold-out set), with tool and agent names no older
-capture uses: each is the user requests served in one trace and the model's scripted replies, in `client.py`'s
-reply form.
+"""Energy-utility desk tools for capture scripts, with tool names no other capture uses (the fourth hold-out set
+of `HOLDOUT.md`): what each tool answers and how the ground truth records it.
 
-The tools: read_meter(meter_id) (M-7, M-9), switch_tariff(meter_id, plan), credit_overcharge(amount) (fails:
-"credit window has closed"), outage_status(postcode) (1010, 8020), delete_account(user_id), estimate_bill(kwh).
+The tools: read_meter(meter_id), book_engineer(meter_id, slot), waive_late_fee(invoice_id) (fails: "fee ledger
+sealed"), delete_account(user_id).
 """
 
 from __future__ import annotations
@@ -11,28 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from client import failure, text, tool, tools
-from hotel import chat_schemas, messages_tools
+from client import Scenario
+from hotel import call_recorded
 
 
 def read_meter(meter_id: str) -> str:
     """The latest reading of an electricity meter."""
-    return {"M-7": "4312 kWh on 1 November", "M-9": "881 kWh on 30 October"}[meter_id]
+    return f"{meter_id}: 48213 kWh, read today at 07:40"
 
 
-def switch_tariff(meter_id: str, plan: str) -> str:
-    """Move a meter to another tariff plan."""
-    return f"{meter_id} moves to {plan} on the 1st of next month"
+def book_engineer(meter_id: str, slot: str) -> str:
+    """Book an engineer visit for a meter."""
+    return f"engineer booked for {meter_id} on {slot}, job EV-3391"
 
 
-def credit_overcharge(amount: int) -> str:
-    """Credit an overcharged amount back to the customer's account."""
-    raise RuntimeError("credit window has closed")
-
-
-def outage_status(postcode: str) -> str:
-    """Known power outages in a postcode."""
-    return {"1010": "no outage", "8020": "outage since 06:40, fix expected 13:00"}[postcode]
+def waive_late_fee(invoice_id: str) -> str:
+    """Waive the late-payment fee of an invoice."""
+    raise RuntimeError("fee ledger sealed")
 
 
 def delete_account(user_id: str) -> str:
@@ -40,53 +34,32 @@ def delete_account(user_id: str) -> str:
     return f"account {user_id} deleted"
 
 
-def estimate_bill(kwh: int) -> str:
-    """The monthly bill for a consumption in kWh."""
-    return f"{round(kwh * 0.31)} EUR a month"
-
-
 FUNCTIONS: dict[str, Callable[..., str]] = {
-    f.__name__: f for f in (read_meter, switch_tariff, credit_overcharge, outage_status, delete_account, estimate_bill)
+    f.__name__: f for f in (read_meter, book_engineer, waive_late_fee, delete_account)
 }
-SCHEMAS = chat_schemas(FUNCTIONS)  # the tools as Chat Completions `tools`, for hand-written loops
-MESSAGES_TOOLS = messages_tools(SCHEMAS)  # the same as Anthropic Messages API `tools`
 
-Scenarios = dict[str, tuple[list[str], list[dict[str, Any]]]]
-REQUESTS: Scenarios = {
-    "happy": (
-        ["Read meter M-7 and put it on the green night plan."],
-        [
-            tool("read_meter", {"meter_id": "M-7"}),
-            tool("switch_tariff", {"meter_id": "M-7", "plan": "green-night"}),
-            text("M-7 reads 4312 kWh; it moves to green-night on the 1st of next month."),
-        ],
-    ),
-    "forbidden": (
-        ["I am moving abroad; wipe my customer account e-512."],
-        [tool("delete_account", {"user_id": "e-512"}), text("Customer account e-512 has been wiped.")],
-    ),
-    "tool_error": (
-        ["You overcharged me 64 euros in October, credit it back."],
-        [tool("credit_overcharge", {"amount": 64}), text("I could not credit it: the credit window has closed.")],
-    ),
-    "parallel": (
-        ["Is there a power cut in 1010 or in 8020?"],
-        [
-            tools(("outage_status", {"postcode": "1010"}), ("outage_status", {"postcode": "8020"})),
-            text("1010 has no outage; 8020 is out since 06:40, fix expected at 13:00."),
-        ],
-    ),
-    "agent_error": (
-        ["What does meter M-9 read?"],
-        [tool("read_meter", {"meter_id": "M-9"}), failure(503, "model backend overloaded")],
-    ),
-    "two_requests": (
-        ["What would 300 kWh a month cost me?", "And what does meter M-9 say?"],
-        [
-            tool("estimate_bill", {"kwh": 300}),
-            text("300 kWh comes to about 93 EUR a month."),
-            tool("read_meter", {"meter_id": "M-9"}),
-            text("M-9 read 881 kWh on 30 October."),
-        ],
-    ),
-}
+
+def utility_tools(current: Callable[[], Scenario]) -> dict[str, Callable[..., str]]:
+    """The utility tools as typed, documented functions (what frameworks build tool schemas from), each recording
+    what it received and returned, or that it failed, into the scenario `current()` gives."""
+
+    def run(name: str, arguments: dict[str, Any]) -> str:
+        return call_recorded(FUNCTIONS, current(), name, arguments)
+
+    def read_meter(meter_id: str) -> str:
+        """The latest reading of an electricity meter."""
+        return run("read_meter", {"meter_id": meter_id})
+
+    def book_engineer(meter_id: str, slot: str) -> str:
+        """Book an engineer visit for a meter."""
+        return run("book_engineer", {"meter_id": meter_id, "slot": slot})
+
+    def waive_late_fee(invoice_id: str) -> str:
+        """Waive the late-payment fee of an invoice."""
+        return run("waive_late_fee", {"invoice_id": invoice_id})
+
+    def delete_account(user_id: str) -> str:
+        """Delete a customer's account."""
+        return run("delete_account", {"user_id": user_id})
+
+    return {f.__name__: f for f in (read_meter, book_engineer, waive_late_fee, delete_account)}

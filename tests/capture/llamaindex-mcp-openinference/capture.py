@@ -1,9 +1,9 @@
 """A LlamaIndex `AgentWorkflow` of two `FunctionAgent`s (and a third called as a tool) whose tools are on an MCP
 server in another process, both sides traced.
 
-The energy-utility tools (`../utility.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=utility, the MCP SDK's
+The energy-utility tools (`../energy.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=energy, the MCP SDK's
 server over stdio); llama-index-tools-mcp's `BasicMCPClient` starts that process for each MCP request (listing
-the tools, each call), and the process exports its own spans (service `utility-tools-mcp`) to the same recorder.
+the tools, each call), and the process exports its own spans (service `energy-tools-mcp`) to the same recorder.
 `tariff_desk` (meters, tariffs, outages) may hand the customer over to `billing_desk` (credits, bills, account
 closure) through the workflow's own `handoff` tool, whose `to_agent` names the next agent; `tariff_desk`'s tool
 `consult_auditor` runs a third `FunctionAgent`, `meter_auditor` (an agent called as a tool). The agents talk Chat
@@ -64,7 +64,7 @@ llm = scripted_llm()
 
 
 async def workflow(s: Scenario, log: ToolLog, inner: Counter[str]) -> AgentWorkflow:
-    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "utility"}
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "energy"}
     env["CAPTURE_MCP_INSTRUMENT"] = INSTRUMENTATION
     server = BasicMCPClient(sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
 

@@ -5,7 +5,7 @@ records only, none is on the spans.
 No agent framework and no agent or tool span: each chat completion is one `openai.chat` span, and the prompts,
 the tool results and the model's choices (text or tool calls) are GenAI events (`gen_ai.user.message`,
 `gen_ai.tool.message`, `gen_ai.choice`, ...) sent as log records tied to that span by trace and span id, exported
-beside the spans to the same endpoint (`NNNN.logs.pb`). The tools are the energy-utility desk's (`utility.py`),
+beside the spans to the same endpoint (`NNNN.logs.pb`). The tools are the energy-utility desk's (`energy.py`),
 plain Python functions the loop calls itself. Each scenario is wrapped in a `handle_request` span, as a web
 service would; `two_requests` serves two user requests in one trace.
 
@@ -13,6 +13,7 @@ Run as ../anthropic-traceloop-logs/capture.py (ANTHROPIC=True), the same loop ru
 opentelemetry-instrumentation-anthropic in the same mode instead.
 """
 
+from energy import FUNCTIONS, MESSAGES_TOOLS, REQUESTS, SCHEMAS
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -22,7 +23,6 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from tool_loop import anthropic_chat, capture, openai_chat
-from utility import FUNCTIONS, MESSAGES_TOOLS, REQUESTS, SCHEMAS
 
 ANTHROPIC = globals().get("ANTHROPIC", False)
 SERVICE = "meter-desk" if ANTHROPIC else "tariff-desk"
