@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -296,3 +297,40 @@ def test_a_moderated_group_chat_is_one_request_asked_what_the_user_asked_its_spe
         ("planner", "booker", "agent_acted")
     ]
     assert [t.name for t in request.tool_calls] == ["book_hotel"]
+
+
+TEAM = "9ae1835c2fc24b45887608acf80a22fe"
+
+
+def _runtime_team(published: bool) -> Any:
+    """Two agents of one team on an agent runtime that traces its actors (`<runtime> process <type>_<team>.(key)-A`),
+    content capture off: each turn published to the team's chat (a group chat), or sent to the next agent alone (a
+    pipeline). Nothing else on the trace says the two invocations are one request."""
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("handle_request"):
+            for agent in ("planner", "booker"):
+                verb = (
+                    f"runtime publish team_{TEAM}.(default)-T"
+                    if published
+                    else f"runtime send {agent}_{TEAM}.(default)-A"
+                )
+                with (
+                    tracer.start_as_current_span(verb),
+                    tracer.start_as_current_span(f"runtime process {agent}_{TEAM}.(default)-A"),
+                    trace.use_span(_invoke(tracer, agent), end_on_exit=True),
+                    tracer.start_as_current_span("chat gpt-4o") as chat,
+                ):
+                    chat.set_attribute("gen_ai.operation.name", "chat")
+                    chat.set_attribute("gen_ai.request.model", "gpt-4o")
+
+    return build
+
+
+@pytest.mark.parametrize("published", [True, False])
+def test_a_team_s_turns_on_an_agent_runtime_are_one_request_with_content_off(published: bool) -> None:
+    requests, _ = _requests(_runtime_team(published))
+    assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]  # not a request per agent
+    assert len(requests[0].llm_calls) == 2
+    handoffs = [(h.from_agent, h.to_agent) for h in requests[0].handoffs]
+    assert handoffs == ([("planner", "booker")] if published else [])  # the floor of a chat passes; a pipeline steps on
