@@ -31,6 +31,7 @@ from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ToolFacts, TransferFacts
+from otelgrade.rebuild.messages import assistant_text
 from otelgrade.rebuild.outputs import placeholder
 from otelgrade.rebuild.span_readers import announces_tools
 from otelgrade.rebuild.transfers import is_the_agent, is_transfer, named_agent, names, target_argument, told
@@ -246,6 +247,43 @@ def unseen_transfers(
         ):
             how = NESTED if inside else ACTED
             out.append(Handoff(from_agent=call.agent, to_agent=following.agent, step=call.step, decided_by=how))
+    return out
+
+
+def chosen_speakers(llm_calls: Sequence[LLMCall], handoffs: Sequence[Handoff]) -> list[Handoff]:
+    """Speakers a third agent chose (a group chat's moderator or selector): an agent that speaks again and again
+    between the others, never asking for a tool, each time answering with the name of the agent that speaks
+    next. The turn passing from one speaker to the next it named is a handoff (`agent_acted`); its first choice,
+    with no speaker before it, is the request's start, not a transfer."""
+    turns = [(c.agent, group) for c, group in _turns(llm_calls)]
+    if len(turns) < 4:
+        return []
+    stretches: dict[str | None, int] = {}
+    for agent, _ in turns:
+        stretches[agent] = stretches.get(agent, 0) + 1
+    asks = {c.agent for c in llm_calls if any(m.get("tool_calls") for m in c.output_messages)}
+    seen = {h.step for h in handoffs}
+    out: list[Handoff] = []
+    speaker: str | None = None
+    for (agent, group), (after, following) in pairwise(turns):
+        said = assistant_text([m for c in group for m in c.output_messages])
+        if agent not in asks and stretches[agent] > 1 and after not in (None, agent) and told(said, after):
+            step = following[0].step
+            if speaker not in (None, after) and not any(group[0].step <= s <= step for s in seen):
+                out.append(Handoff(from_agent=speaker, to_agent=after, step=step, decided_by=ACTED))
+            continue
+        speaker = agent
+    return out
+
+
+def _turns(llm_calls: Sequence[LLMCall]) -> list[tuple[LLMCall, list[LLMCall]]]:
+    """The model calls in stretches of one agent each, in order (the first call of each and the stretch)."""
+    out: list[tuple[LLMCall, list[LLMCall]]] = []
+    for call in llm_calls:
+        if out and out[-1][0].agent == call.agent:
+            out[-1][1].append(call)
+        else:
+            out.append((call, [call]))
     return out
 
 

@@ -13,11 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from otelgrade.core.trajectory import PARTS, Handoff, ToolCall, Trajectory
+from otelgrade.core.trajectory import PARTS, Handoff, LLMCall, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
-from otelgrade.rebuild.handoffs import ACTED, DIALECT, decide, descriptions, stated, stated_alone, unseen_transfers
+from otelgrade.rebuild.handoffs import (
+    ACTED,
+    DIALECT,
+    chosen_speakers,
+    decide,
+    descriptions,
+    stated,
+    stated_alone,
+    unseen_transfers,
+)
 from otelgrade.rebuild.instructions import handoffs_by_instructions
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import instrumented, join_under_systems
@@ -51,7 +60,10 @@ def requests(
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
     names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
     invoked = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts)}
-    groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, invoked)
+    entries = {
+        k: (built[ms[0].root.span_id].agent_name or "", built[ms[0].root.span_id].input) for k, ms in groups.items()
+    }
+    groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, entries, invoked)
     for root, members in groups.items():
         if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
             only = members[0].root.span_id
@@ -196,7 +208,7 @@ def _request(
     request.own_run = head is not None
     # an agent called as a tool was asked by the request's own agent, not by the user
     called = request.input if first.tool_root else None
-    request.input = run.facts.input or called or entry.input or request.input
+    request.input = _asked_of_all(run.facts.input or called or entry.input or request.input, request.llm_calls)
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
@@ -220,6 +232,8 @@ def _request(
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed, nested)
     if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs, nested):
         request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
+    if chosen := chosen_speakers(request.llm_calls, request.handoffs):
+        request.handoffs = sorted([*request.handoffs, *chosen], key=lambda h: h.step)
     ended = sorted(members, key=lambda r: (r.root.end_ns, tree.order.get(r.root.span_id, -1)), reverse=True)
     last = next((m for m in ended if built[m.root.span_id].output), None)  # the last agent that answered
     head_spoke_last = head is not None and bool(request.llm_calls) and request.llm_calls[-1].agent == request.agent_name
@@ -552,3 +566,20 @@ def _transferred(tree: Tree, earlier: Run, later: Run, built: dict[str, Trajecto
         return True
     following = next((r for r in top if r.root.start_ns >= earlier.root.end_ns), None)
     return following is later and later_name != earlier_name and named_agent(call.name, call.arguments) is None
+
+
+def _asked_of_all(asked: str | None, llm_calls: Sequence[LLMCall]) -> str | None:
+    """What the user asked of a request of several agents: the entry agent's last user message, unless no other
+    agent was given it and an earlier one of the entry's was (a moderator's own instruction, `Decide what to do
+    next`, appended after the user's message that every speaker is given)."""
+    firsts: dict[str | None, LLMCall] = {}
+    for call in llm_calls:
+        firsts.setdefault(call.agent, call)
+    if asked is None or len(firsts) < 2:
+        return asked
+    entry, *others = firsts.values()
+    given = {m.get("content") for o in others for m in o.input_messages if m.get("role") == "user"}
+    if asked in given:
+        return asked
+    own = [m.get("content") for m in entry.input_messages if m.get("role") == "user"]
+    return next((t for t in reversed(own) if isinstance(t, str) and t in given), asked)

@@ -30,6 +30,7 @@ def join_under_systems(
     groups: Mapping[str, Sequence[_Member]],
     agents: Collection[str],
     names: Mapping[str, frozenset[str]],
+    entries: Mapping[str, tuple[str, str | None]],
     invocations: Collection[str] = (),
 ) -> dict[str, list[_Member]]:
     """Requests of different agents under one outermost system span that is no agent's own run are one request,
@@ -37,9 +38,12 @@ def join_under_systems(
     shows. `read` are the spans a dialect read as an agent or a chain; any other span that carries an
     instrumentation's marks, or below the trace's root was written by the instrumentation scope of one of those
     (a framework's workflow span with attributes of its own), is a system span too; the root is the
-    application's, whatever tracer wrote it. `names` are each request's agent names: one agent invoked
-    again under the same span is another request (a second message to it), not another agent of the first, unless
-    that span is one agent's own invocation (`invocations`: a workflow agent that runs its agents in a loop)."""
+    application's, whatever tracer wrote it. `names` are each request's agent names and `entries` the agent each
+    starts with and what it was asked: an agent invoked again under the same span with another message (or with
+    none on the trace to tell) is another request, a second message to it; asked the same again (a group chat's
+    moderator, its instruction after the chat so far) it is a turn of the first. Within one agent's own
+    invocation (`invocations`: a workflow agent that runs its agents in a loop) its agents' turns are one request
+    however they repeat."""
     if len(groups) < 2:
         return {key: list(members) for key, members in groups.items()}
     frameworks = {scope for s in read if (scope := tree.spans[s].scope)}
@@ -72,8 +76,7 @@ def join_under_systems(
             continue
         top = outermost.get(key)
         keys = under.get(top, []) if top is not None else []
-        every = [n for k in keys for n in names[k]]
-        systemic = len(keys) > 1 and len(every) == len(set(every))  # each agent in one of them only
+        systemic = len(keys) > 1 and not _asked_again(keys, entries)
         joined.setdefault(top if systemic and top is not None else key, []).extend(members)
     return joined
 
@@ -95,3 +98,15 @@ def by_application_span(tree: Tree, calls: Sequence[str]) -> list[list[str]] | N
     for sid in calls:
         groups.setdefault(owner[sid], []).append(sid)
     return list(groups.values())
+
+
+def _asked_again(keys: Sequence[str], entries: Mapping[str, tuple[str, str | None]]) -> bool:
+    """Whether one of the requests (in order) starts with an agent an earlier one started with, asked something
+    else, or with nothing on the trace to compare."""
+    asked: dict[str, str | None] = {}
+    for key in keys:
+        agent, said = entries[key]
+        if agent in asked and (said is None or said != asked[agent]):
+            return True
+        asked.setdefault(agent, said)
+    return False

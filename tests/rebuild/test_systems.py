@@ -247,3 +247,52 @@ def test_agents_one_agents_invocation_runs_in_a_loop_are_one_request_whose_answe
     request = requests[0]
     assert len(request.llm_calls) == 4 and [t.name for t in request.tool_calls] == ["approve"]
     assert request.output == "Draft 2: two nights in Lyon."
+
+
+CHOOSE = "Decide who speaks next. Answer with the next speaker's name."
+
+
+def _moderated(tracer: Any) -> None:
+    """A group chat led by a moderator agent: before each turn the moderator's model, given the chat so far and
+    its own instruction after it, names the next speaker; the planner, then the booker speak."""
+    chat = [parts_user(QUESTION)]
+
+    def moderate(said: str) -> None:
+        with trace.use_span(_invoke(tracer, "moderator"), end_on_exit=True):
+            _chat(tracer, [*chat, parts_user(CHOOSE)], _answer(said))
+
+    with tracer.start_as_current_span("handle_request"):
+        team = tracer.start_span("run_team trip_team")
+        team.set_attribute("gen_ai.operation.name", "run_team")
+        with trace.use_span(team, end_on_exit=True):
+            moderate('{"next_speaker": "planner"}')
+            with trace.use_span(_invoke(tracer, "planner"), end_on_exit=True):
+                _chat(tracer, [parts_user(QUESTION)], _answer("Plan: two nights in Lyon."))
+            chat.extend(_answer("Plan: two nights in Lyon."))
+            moderate('{"next_speaker": "booker"}')
+            with trace.use_span(_invoke(tracer, "booker"), end_on_exit=True):
+                _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "book_hotel", {"city": "Lyon"}))])
+                with trace.use_span(_execute(tracer, "book_hotel", "c1", "booked"), end_on_exit=True):
+                    pass
+                _chat(tracer, [parts_user(QUESTION)], _answer("Booked two nights in Lyon."))
+            chat.extend(_answer("Booked two nights in Lyon."))
+            moderate('{"terminate": true}')
+
+
+def test_a_moderated_group_chat_is_one_request_asked_what_the_user_asked_its_speakers_chosen_in_turn() -> None:
+    requests, _ = _requests(_moderated)
+    assert len(requests) == 1  # the moderator speaking again between the speakers is no second request
+    request = requests[0]
+    assert request.input == QUESTION  # not the moderator's own instruction, which no speaker was given
+    assert [c.agent for c in request.llm_calls] == [
+        "moderator",
+        "planner",
+        "moderator",
+        "booker",
+        "booker",
+        "moderator",
+    ]
+    assert [(h.from_agent, h.to_agent, h.decided_by) for h in request.handoffs] == [
+        ("planner", "booker", "agent_acted")
+    ]
+    assert [t.name for t in request.tool_calls] == ["book_hotel"]
