@@ -14,13 +14,12 @@ bookings' turn and the workflow fails.
 """
 
 import asyncio
-import os
 from collections import Counter
 
 from client import Scenario, failure, text, tool
 from llama_index.core.agent.workflow import AgentInput, AgentWorkflow, FunctionAgent, ToolCallResult
 from llama_index.core.tools import FunctionTool
-from llama_index.llms.openai_like import OpenAILike
+from llamaindex_llm import scripted_llm
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -34,14 +33,7 @@ trace.set_tracer_provider(provider)
 LlamaIndexInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("hotel-desk")
 
-llm = OpenAILike(
-    model="gpt-4o-mini",
-    api_base=os.environ["OPENAI_BASE_URL"],
-    api_key=os.environ["OPENAI_API_KEY"],
-    is_chat_model=True,
-    is_function_calling_model=True,
-    context_window=128000,
-)
+llm = scripted_llm()
 s: Scenario  # the scenario whose request run the tools record into
 
 

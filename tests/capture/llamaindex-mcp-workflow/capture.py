@@ -23,8 +23,8 @@ from pathlib import Path
 
 from client import failure, tool
 from llama_index.core.agent.workflow import AgentInput, AgentWorkflow, FunctionAgent, ToolCallResult
-from llama_index.llms.openai_like import OpenAILike
 from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
+from llamaindex_llm import scripted_llm
 from mcp_tool_log import ToolLog, serve_all
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 from openinference.instrumentation.mcp import MCPInstrumentor
@@ -32,14 +32,7 @@ from telemetry import flush, traced
 from utility import REQUESTS
 
 tracer = traced("energy-service-desk", lambda: [LlamaIndexInstrumentor(), MCPInstrumentor()])
-llm = OpenAILike(
-    model="gpt-4o-mini",
-    api_base=os.environ["OPENAI_BASE_URL"],
-    api_key=os.environ["OPENAI_API_KEY"],
-    is_chat_model=True,
-    is_function_calling_model=True,
-    context_window=128000,
-)
+llm = scripted_llm()
 SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "hotel_mcp_server.py"
 METER_TOOLS = ["meter_reading", "open_fault_ticket", "tariff_quote"]
 BILLING_TOOLS = ["issue_credit_note", "delete_account"]
