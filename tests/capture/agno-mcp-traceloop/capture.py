@@ -12,6 +12,9 @@ stdio), started for each request by `MCPTools`. `grid_desk` is one agent with th
 The ground truth is one run per request, `grid_desk`'s: the user's request, the answer the agent returned, its model
 calls (its assistant messages, plus the call that failed), the calls the server's tools really ran (their log), and
 whether the run failed (Agno reports a failed model call as a run of status ERROR, not as an exception).
+
+Run as ../agno-mcp-traceloop-nocontent/capture.py (LACKS set, TRACELOOP_TRACE_CONTENT=false), the same requests
+are traced with OpenLLMetry's content off, and every run's ground truth lists in `lacks` what the trace cannot carry.
 """
 
 import asyncio
@@ -39,9 +42,12 @@ def openllmetry() -> list:
 
 tracer = traced("energy-account-desk", openllmetry)
 SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "hotel_mcp_server.py"
+LACKS = globals().get("LACKS")  # set by the content-off capture: what its trace cannot carry
 
 
 async def answer(run: dict, log: ToolLog, request: str) -> str:
+    if LACKS:
+        run["lacks"] = sorted(LACKS)
     env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "utility"}
     command = shlex.join([sys.executable, str(SERVER_SCRIPT), "stdio"])
     async with MCPTools(command=command, env=env, transport="stdio") as utility_tools:
