@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from otelgrade.core.trajectory import PARTS, Handoff, LLMCall, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
+from otelgrade.rebuild.dialects.autogen import runtime_team
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
 from otelgrade.rebuild.handoffs import (
     ACTED,
@@ -243,8 +244,25 @@ def _request(
         and (request.output is None or (run.root.end_ns <= last.root.start_ns and not head_spoke_last))
     ):
         request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
+    if last is not None and run.facts.output is None and _in_parallel(tree, last, members):
+        request.output = None  # agents that answered side by side: their answers were joined off the trace
+        request.lacks = sorted({*request.lacks, "output"})
     _answers_of_agents_as_tools(request, members, built)
     return request, transferred
+
+
+def _in_parallel(tree: Tree, last: Run, members: Sequence[Run]) -> bool:
+    """Whether the last agent to answer ran side by side with another of the request's (their invocations
+    overlap, neither inside the other): a fan-out, whose answer is what joined theirs, not the last one's."""
+    above = set(tree.ancestors(last.root.span_id))
+    return any(
+        m is not last
+        and m.root.start_ns < last.root.end_ns
+        and last.root.start_ns < m.root.end_ns
+        and m.root.span_id not in above
+        and last.root.span_id not in tree.ancestors(m.root.span_id)
+        for m in members
+    )
 
 
 def _answers_of_agents_as_tools(request: Trajectory, members: list[Run], built: dict[str, Trajectory]) -> None:
@@ -402,17 +420,26 @@ def _nested_pairs(tree: Tree, members: list[Run], built: dict[str, Trajectory]) 
 
 def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Trajectory) -> list[Handoff]:
     """Control handed back with no transfer call of its own: after a transfer from X to Y, X's next model call
-    after Y's first when every call in between was Y's (as a supervisor's worker hands back when it is done)."""
+    after Y's first when every call in between was Y's or its team's, the agents Y (or they) transferred to (a
+    supervisor's worker hands back when it is done; a team's lead hands back once its workers handed back to it),
+    and no transfer in between handed back to X."""
     agents = [(c.step, c.agent) for c in request.llm_calls]
     returns = []
     for transfer in candidates:
         giver, taker = transfer.from_agent, transfer.to_agent
         between = [(step, agent) for step, agent in agents if step > transfer.step]
         took = next((step for step, agent in between if agent == taker), None)  # the giver may wind down first
-        back = next((step for step, agent in between if agent != taker and took is not None and step > took), None)
-        if back is None or dict(between)[back] != giver or giver == taker:
+        if took is None or giver == taker:
             continue
-        if not any(t.from_agent == taker and transfer.step < t.step < back for t in transfers):
+        team, back = {taker}, None
+        for step, agent in between:
+            team |= {t.to_agent for t in transfers if t.from_agent in team and transfer.step < t.step < step}
+            if step > took and agent not in team:
+                back = step
+                break
+        if back is None or dict(between)[back] != giver:
+            continue
+        if not any(t.to_agent == giver and transfer.step < t.step <= back for t in transfers):
             returns.append(Handoff(from_agent=taker, to_agent=giver, step=back, decided_by=ACTED))
     return returns
 
@@ -439,6 +466,7 @@ def _link(
     transferring = sorted((r for r in runs if _hands_over(built[r.root.span_id])), key=lambda r: r.root.start_ns)
     top = sorted((r for r in runs if r.root.span_id not in enclosing), key=lambda r: r.root.start_ns)
     handed: dict[str, tuple[str, str]] = {}
+    teams: dict[str, tuple[str, bool]] | None = None
     for run in runs:
         trajectory = built[run.root.span_id]
         parent = enclosing.get(run.root.span_id)
@@ -458,9 +486,14 @@ def _link(
                 how = ""  # one request, but no call of it says control passed: a turn of a group chat
             if giver is None:  # the turn passed with no call: the next agent carries on the same conversation
                 giver = next((r for r in reversed(top) if r is not run and _carries_on(tree, built, r, run)), None)
-                how = "" if giver is not None else how  # one request; no agent transferred control
+                if giver is not None:  # one request: the floor of a team's chat passed, or a pipeline's next step
+                    teams = teams if teams is not None else _teams(tree, runs)
+                    how = ACTED if _published(teams, giver, run) else ""
             if giver is None:  # nor can a conversation say it, the model's turns not on the trace
-                giver = next((r for r in reversed(top) if r is not run and _turn_of_team(built, r, run)), None)
+                teams = teams if teams is not None else _teams(tree, runs)
+                giver = next((r for r in reversed(top) if r is not run and _turn_of_team(built, teams, r, run)), None)
+                if giver is not None and not _published(teams, giver, run):
+                    how = ""  # one request: a pipeline's next step, sent to it alone, is no transfer
         if giver is not None:
             handing = built[giver.root.span_id]
             trajectory.parent_span_id = giver.root.span_id
@@ -504,17 +537,40 @@ def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: R
     return bool(before.output) and before.output in said
 
 
-def _turn_of_team(built: dict[str, Trajectory], earlier: Run, later: Run) -> bool:
-    """Whether a later agent's run is the next turn of the same group chat as an earlier one's, where the trace shows
-    no model call to tell it by: both spans name one team (`RunFacts.team`), and it started after the other ended."""
+def _teams(tree: Tree, runs: Sequence[Run]) -> dict[str, tuple[str, bool]]:
+    """Each run's team, where the trace names one, and whether its turn was published to the team's chat (else
+    sent to it alone, a pipeline's step): the team its span states (`RunFacts.team`), else its runtime actor's."""
+    out = {}
+    for run in runs:
+        actor = runtime_team(tree, run.root.span_id)
+        if run.facts.team is not None:
+            out[run.root.span_id] = (run.facts.team, actor[1] if actor else True)
+        elif actor is not None:
+            out[run.root.span_id] = actor
+    return out
+
+
+def _published(teams: Mapping[str, tuple[str, bool]], earlier: Run, later: Run) -> bool:
+    """Whether a later run's turn was published to the chat of the team an earlier run is in: the floor passed."""
+    team = teams.get(later.root.span_id)
+    return team is not None and team[1] and teams.get(earlier.root.span_id, ("", False))[0] == team[0]
+
+
+def _turn_of_team(
+    built: dict[str, Trajectory], teams: Mapping[str, tuple[str, bool]], earlier: Run, later: Run
+) -> bool:
+    """Whether a later agent's run is the next turn of the same team as an earlier one's, where the trace shows no
+    conversation to tell it by (no model call, or none with its messages): both runs are one team's, and it
+    started after the other ended."""
     before, after = built[earlier.root.span_id], built[later.root.span_id]
+    team = teams.get(earlier.root.span_id)
     return (
-        earlier.facts.team is not None
-        and earlier.facts.team == later.facts.team
+        team is not None
+        and team[0] == teams.get(later.root.span_id, ("", False))[0]
         and earlier.root.end_ns <= later.root.start_ns
         and before.agent_name != after.agent_name
-        and not (before.llm_calls or after.llm_calls)
-        and "llm_calls" in (*before.lacks, *after.lacks)
+        and not any(c.input_messages for c in (*before.llm_calls, *after.llm_calls))
+        and not {"llm_calls", "messages"}.isdisjoint((*before.lacks, *after.lacks))
     )
 
 

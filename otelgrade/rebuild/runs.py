@@ -477,13 +477,15 @@ def _exchanges_unrecorded(found: Run, steps: list[Step], messages: list[Any], to
     sent and never what came back (an instrumentation that writes only the input messages): the answer and the
     conversation's end. A conversation of no text at all, pieced together from the calls the model asked for
     (content off, while the requested calls are still written): the conversation, and the tools' results when no
-    call shows one (a failure's status says it failed, not what the model was told), and the answer when no agent
-    span is there to record one (the last response's text is not on the trace either)."""
+    call shows one (a failure's status says it failed, not what the model was told), their arguments when no call
+    shows any, and the answer when no span recorded one (the last response's text is not on the trace either)."""
     run = found.facts
     if not steps or run.messages:
         return set()
     if any(m.get("tool_calls") for m in messages) and not any(m.get("content") for m in messages):
-        unrecorded: set[Part] = {"messages"} if run.output or found.agent else {"messages", "output"}
+        unrecorded: set[Part] = {"messages"} if run.output or is_error(found.root) else {"messages", "output"}
+        if all(t.arguments in (None, {}, "", "{}") for t in tools):
+            unrecorded.add("tool_arguments")  # the calls' names and ids, written without what they were given
         return unrecorded | {"tool_results"} if all(t.result is None for t in tools) else unrecorded
     if not run.output and any(s.facts.input_messages for s in steps):
         return set() if any(s.facts.output_messages for s in steps) else {"output", "messages"}

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import ToolCall
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
-from otelgrade.rebuild.messages import parse_json_maybe, tool_results, tool_value
+from otelgrade.rebuild.messages import assistant_text, parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.outputs import placeholder
 from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tool_errors import failed_results, says_failed
@@ -188,7 +188,18 @@ def _delivering(
     its name); or, where the agent recorded no answer, whose one argument is a sentence and whose execution
     returned nothing (`None`) where the run's other executions record their results, the loop ending there, no
     model told its result (a `complete_task` tool that ends an orchestration). A last call that returned
-    something is never dropped on a guess."""
+    something is never dropped on a guess. Also a tool no response asked for, run by the framework after the last
+    response to deliver what that response said (its argument is that text)."""
+    if steps and steps[-1].facts.output_messages and (said := assistant_text(steps[-1].facts.output_messages)):
+        asked = {c.name for step in steps for c in step.calls}
+        after = steps[-1].span.end_ns
+        echoed = frozenset(
+            f.name
+            for span, f in executions
+            if f.name not in asked and span.start_ns >= after and _answer_text(f.arguments) == said
+        )
+        if echoed:
+            return echoed
     if not steps or len(steps[-1].calls) != 1 or _said(steps[-1]):
         return frozenset()
     call = steps[-1].calls[0]

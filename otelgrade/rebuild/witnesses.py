@@ -3,7 +3,8 @@ under it (`tools/call <tool>`) and the server's span in another service whose co
 witnesses of the same call, never two or three calls.
 
 Two executions of a run are one call when one runs inside the other (the nearest execution above it) and both are
-the same tool (its name, or a qualified name's last part: `mcp__files__read` and `files.read` are `read`), when they
+the same tool (its name, or a qualified name's last part: `mcp__files__read` and `files.read` are `read`) or the
+inner one names no tool (a framework's span for a step of the call, such as its failure), when they
 carry the same call id, or the same JSON-RPC request id of one MCP session (`jsonrpc.request.id`, `mcp.session.id`)
 for the same tool.
 """
@@ -105,7 +106,7 @@ def one_per_call(tree: Tree, executions: list[Execution], notes: dict[str, str] 
         for e in group[1:]:
             fold(group[0], e)
     for e, outer in above.items():
-        if same_tool(executions[outer][1].name, executions[e][1].name):
+        if executions[e][1].anonymous or same_tool(executions[outer][1].name, executions[e][1].name):
             fold(outer, e)
     groups: dict[int, list[int]] = {}
     for e in range(len(executions)):

@@ -46,3 +46,36 @@ def flush() -> None:
     for provider in (trace.get_tracer_provider(), get_logger_provider()):
         if hasattr(provider, "force_flush"):
             provider.force_flush()
+
+
+def exported(service: str, content_logger: str | None = None) -> trace.Tracer:
+    """Set global SDK providers for `service` that batch spans and log records to the OTLP/HTTP endpoint, for
+    frameworks that trace to the global providers; with `content_logger`, the records of that Python logger (at
+    INFO) become OTLP log records too, for frameworks that write message content as logging records."""
+    import logging
+    import warnings
+
+    from opentelemetry._logs import set_logger_provider
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk._logs import LoggerProvider, LoggingHandler
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    resource = Resource.create({"service.name": service})
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    logs = LoggerProvider(resource=resource)
+    logs.add_log_record_processor(BatchLogRecordProcessor(OTLPLogExporter()))
+    set_logger_provider(logs)
+    if content_logger is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            handler = LoggingHandler(logger_provider=logs)
+        logger = logging.getLogger(content_logger)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+    return trace.get_tracer(service)

@@ -391,3 +391,20 @@ def test_a_last_call_that_returned_nothing_and_ended_the_loop_delivers_the_answe
     assert [t.name for t in run.tool_calls] == ["lookup"] and run.output == "Order 7 is refunded."
     (run,) = rebuild(decode_traces(_otlp(_ends_by_a_void_call("note sent"))).spans)  # it did something
     assert [t.name for t in run.tool_calls] == ["lookup", "wrap_up"] and run.output is None
+
+
+def test_a_team_lead_hands_back_to_its_supervisor_once_its_own_workers_handed_back_to_it() -> None:
+    """Nested supervisors: the front desk transfers to a team lead, which transfers to its worker; the worker
+    hands back to the lead with no call, the lead answers, and the front desk speaks again: the lead handed back
+    too, though its worker spoke between (a team's calls are the lead's turn)."""
+    from otelgrade.core.trajectory import Handoff, LLMCall, Trajectory
+    from otelgrade.rebuild.requests import _returns
+
+    agents = ["front_desk", "team_lead", "worker", "worker", "team_lead", "front_desk"]
+    request = Trajectory.model_construct(llm_calls=[LLMCall(step=i + 1, agent=a) for i, a in enumerate(agents)])
+    transfers = [
+        Handoff(from_agent="front_desk", to_agent="team_lead", step=1),
+        Handoff(from_agent="team_lead", to_agent="worker", step=2),
+    ]
+    returns = [(h.from_agent, h.to_agent, h.step) for h in _returns(transfers, transfers, request)]
+    assert sorted(returns) == [("team_lead", "front_desk", 6), ("worker", "team_lead", 5)]

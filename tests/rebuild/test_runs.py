@@ -41,7 +41,8 @@ def test_a_run_whose_model_calls_record_no_response_lacks_its_answer() -> None:
 def test_a_conversation_pieced_together_from_requested_calls_alone_is_lacking() -> None:
     """Content off, an instrumentation still writes the calls the model asked for: the run shows a conversation
     of no text, which is not the conversation (nor are the results there when no call shows one: a failure's
-    status is no result); with any text in it, it is."""
+    status is no result; nor the arguments when every call shows none; nor the answer, which no span recorded);
+    with any text in it, it is."""
     call = {"type": "tool_call", "id": "c1", "name": "refund", "arguments": {}}
     asked = json.dumps([{"role": "assistant", "parts": [call]}])
     said = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "Refunding."}, call]}])
@@ -50,8 +51,8 @@ def test_a_conversation_pieced_together_from_requested_calls_alone_is_lacking() 
         "3", "1", "execute_tool refund", 3, 4, True, gen_ai__operation__name="execute_tool", gen_ai__tool__name="refund"
     )
     for output, execution, lacks in (
-        (asked, executed, ["messages"]),
-        (asked, failed, ["messages", "tool_results"]),
+        (asked, executed, ["output", "messages", "tool_arguments"]),
+        (asked, failed, ["output", "messages", "tool_arguments", "tool_results"]),
         (said, executed, []),
     ):
         (run,) = rebuild_trace(

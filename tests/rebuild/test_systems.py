@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
@@ -296,3 +297,69 @@ def test_a_moderated_group_chat_is_one_request_asked_what_the_user_asked_its_spe
         ("planner", "booker", "agent_acted")
     ]
     assert [t.name for t in request.tool_calls] == ["book_hotel"]
+
+
+TEAM = "9ae1835c2fc24b45887608acf80a22fe"
+
+
+def _runtime_team(published: bool) -> Any:
+    """Two agents of one team on an agent runtime that traces its actors (`<runtime> process <type>_<team>.(key)-A`),
+    content capture off: each turn published to the team's chat (a group chat), or sent to the next agent alone (a
+    pipeline). Nothing else on the trace says the two invocations are one request."""
+
+    def build(tracer: Any) -> None:
+        with tracer.start_as_current_span("handle_request"):
+            for agent in ("planner", "booker"):
+                verb = (
+                    f"runtime publish team_{TEAM}.(default)-T"
+                    if published
+                    else f"runtime send {agent}_{TEAM}.(default)-A"
+                )
+                with (
+                    tracer.start_as_current_span(verb),
+                    tracer.start_as_current_span(f"runtime process {agent}_{TEAM}.(default)-A"),
+                    trace.use_span(_invoke(tracer, agent), end_on_exit=True),
+                    tracer.start_as_current_span("chat gpt-4o") as chat,
+                ):
+                    chat.set_attribute("gen_ai.operation.name", "chat")
+                    chat.set_attribute("gen_ai.request.model", "gpt-4o")
+
+    return build
+
+
+@pytest.mark.parametrize("published", [True, False])
+def test_a_team_s_turns_on_an_agent_runtime_are_one_request_with_content_off(published: bool) -> None:
+    requests, _ = _requests(_runtime_team(published))
+    assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]  # not a request per agent
+    assert len(requests[0].llm_calls) == 2
+    handoffs = [(h.from_agent, h.to_agent) for h in requests[0].handoffs]
+    assert handoffs == ([("planner", "booker")] if published else [])  # the floor of a chat passes; a pipeline steps on
+
+
+def _fan_out(tracer: Any) -> None:
+    """A team span runs a planner and a booker side by side on the same request (their invocations overlap);
+    what joins their answers records nothing on the trace."""
+    t0 = 1_700_000_000_000_000_000
+    with tracer.start_as_current_span("handle_request", start_time=t0):
+        team = tracer.start_span("run_team trip_team", start_time=t0 + 1)
+        team.set_attribute("gen_ai.operation.name", "run_team")
+        with trace.use_span(team, end_on_exit=False):
+            for i, (agent, said) in enumerate((("planner", "Plan: Lyon."), ("booker", "Booked Lyon."))):
+                invocation = _invoke_at(tracer, agent, t0 + 10 + i)
+                with trace.use_span(invocation, end_on_exit=False):
+                    _chat(tracer, [parts_user(QUESTION)], _answer(said))
+                invocation.end(end_time=t0 + 10**9 + i)
+        team.end(end_time=t0 + 2 * 10**9)
+
+
+def _invoke_at(tracer: Any, name: str, start: int) -> Any:
+    span = tracer.start_span(f"invoke_agent {name}", start_time=start)
+    span.set_attribute("gen_ai.operation.name", "invoke_agent")
+    span.set_attribute("gen_ai.agent.name", name)
+    return span
+
+
+def test_agents_that_answered_side_by_side_leave_the_request_s_answer_lacking_not_the_last_one_s() -> None:
+    requests, _ = _requests(_fan_out)
+    assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]
+    assert requests[0].output is None and "output" in requests[0].lacks  # not "Booked Lyon." as if the last spoke

@@ -301,6 +301,43 @@ def test_a_different_tool_run_inside_a_tool_is_a_call_of_its_own() -> None:
     assert [c.name for c in the_run(build).tool_calls] == ["plan_trip", "lookup_order"]
 
 
+def test_a_span_inside_a_tool_s_execution_that_names_no_tool_is_a_step_of_that_call() -> None:
+    """A framework that traces a failing tool's error as a tool span of its own (named `error`, no tool name)
+    made one call: the model asked for one, and the guardrails count one."""
+
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [asks(("c1", "lookup_order"))], "tool_calls")
+            with execute(app, "lookup_order", "c1") as call, app.start_as_current_span("error") as step:
+                step.set_attribute("gen_ai.operation.name", "execute_tool")
+                for span in (call, step):
+                    span.set_status(trace.Status(trace.StatusCode.ERROR, "orders service down"))
+            chat(app, [user(), asks(("c1", "lookup_order")), told("c1", "orders service down")], [says("Sorry.")])
+
+    run = the_run(build)
+    assert [(c.name, c.error) for c in run.tool_calls] == [("lookup_order", True)]
+    assert graded(build)["budget"].outcome == "pass"  # one call within a budget of one
+
+
+def test_a_tool_the_framework_ran_to_deliver_the_last_answer_is_no_call_whatever_its_name() -> None:
+    """After the model answered in text, the framework ran a tool of its own (named as no framework names its
+    answer tool) with that text as its argument: the model asked for no such call."""
+    answer = "Order A1 shipped."
+
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [asks(("c1", "lookup_order"))], "tool_calls")
+            with execute(app, "lookup_order", "c1", '{"status": "shipped"}'):
+                pass
+            chat(app, [user(), asks(("c1", "lookup_order")), told("c1", "shipped")], [says(answer)], "stop")
+            with execute(app, "relay_to_customer") as relay:
+                relay.set_attribute("gen_ai.tool.call.arguments", json.dumps({"message": answer}))
+
+    run = the_run(build)
+    assert [c.name for c in run.tool_calls] == ["lookup_order"] and run.output == answer
+    assert graded(build)["budget"].outcome == "pass"
+
+
 # --- failures in the shapes providers use --------------------------------------------------------
 
 

@@ -7,6 +7,7 @@ counts. Without those records the run's model calls, messages and tool arguments
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -16,6 +17,7 @@ from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import Facts, LLMFacts, ToolFacts
 from otelgrade.rebuild.span_readers import integer, payload, text
+from otelgrade.rebuild.tree import Tree
 
 EVENT = "autogen.event"
 
@@ -42,6 +44,24 @@ def read(span: Span) -> Facts | None:
         input=run.input or msg.last_user_text(calls[0].input_messages),
         output=run.output or (msg.assistant_text(last.output_messages) if answered else None),
     )
+
+
+_ACTOR = re.compile(r"^\S+ process \S+?_([0-9a-f]{32})\.\(")
+# autogen-core's runtime tracing, which Semantic Kernel's InProcessRuntime shares: `<runtime> process
+# <agent type>_<team id>.(<key>)-A` for an actor handling a message; a team's actors share its id
+
+
+def runtime_team(tree: Tree, root: str) -> tuple[str, bool] | None:
+    """The team whose runtime actor runs an agent's invocation (the nearest such span above it), and whether the
+    message it handles was published to the team's topic (a chat every member hears) rather than sent to it
+    alone (the next step of a pipeline)."""
+    for above in tree.ancestors(root):
+        found = _ACTOR.match(tree.spans[above].name)
+        if found:
+            parent = tree.parent.get(above)
+            published = parent is not None and " publish " in tree.spans[parent].name
+            return found.group(1), published
+    return None
 
 
 def _team(agent_id: object) -> str | None:

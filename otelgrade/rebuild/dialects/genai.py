@@ -100,7 +100,8 @@ def llm(span: Span) -> LLMFacts:
 
 def tool(span: Span) -> ToolFacts:
     attrs = span.attributes
-    name = text(attrs.get("gen_ai.tool.name")) or name_after(span, "execute_tool") or span.name or "unknown"
+    named = text(attrs.get("gen_ai.tool.name")) or name_after(span, "execute_tool")
+    name = named or span.name or "unknown"
     arguments: Any = attrs.get("gen_ai.tool.call.arguments")
     result: Any = attrs.get("gen_ai.tool.call.result")
     for event_name, content in genai_events(span):  # Strands: arguments and result as events
@@ -115,6 +116,7 @@ def tool(span: Span) -> ToolFacts:
         result=msg.result_text(result),
         error=is_error(span),
         description=text(attrs.get("gen_ai.tool.description")),
+        anonymous=not named,
     )
 
 

@@ -95,18 +95,23 @@ def llm(span: Span) -> LLMFacts:
 def tool(span: Span) -> ToolFacts:
     attrs = span.attributes
     result, call_id = _tool_output(attrs.get("output.value"))
+    named = text(attrs.get("tool.name"))
     return ToolFacts(
-        name=text(attrs.get("tool.name")) or (span.name or "").removesuffix(".__call__") or "unknown",
+        name=named or (span.name or "").removesuffix(".__call__") or "unknown",
         call_id=text(first(attrs, "tool_call.id", "tool.call_id")) or call_id,
         arguments=_unwrapped(msg.parse_json_maybe(attrs.get("input.value"))),
         result=result,
         error=is_error(span),
         hands_to=text(_metadata(span).get(_DESTINATION)),
+        anonymous=not named,
     )
 
 
 def _unwrapped(arguments: Any) -> Any:
-    """Arguments recorded as a call's envelope (`{"kwargs": {...}}`, as DSPy does) are the keyword arguments."""
+    """Arguments recorded as a call's envelope are the arguments in it: the keyword arguments of `{"kwargs":
+    {...}}` (DSPy), the input of `{"input": {...}, "options": ...}` (BeeAI's tool runs)."""
+    if isinstance(arguments, dict) and set(arguments) == {"input", "options"} and isinstance(arguments["input"], dict):
+        return arguments["input"]
     if (
         isinstance(arguments, dict)
         and set(arguments) <= {"args", "kwargs"}

@@ -10,8 +10,11 @@ are RequirementAgents on BeeAI's OpenAI chat model (through LiteLLM) against the
 reported back to the model as the tool's error. Each request is wrapped in a `handle_request` span.
 
 The ground truth is one request run per request, entered at switchboard: every agent's model calls (the chat
-models' own `start` events), the tool calls the agents' tools really ran, in order, each delegation as a handoff
-(switchboard -> target, from the handoff tool's own run), not as a tool call, and switchboard's answer. In
+models' own `start` events), the tool calls the agents' tools really ran, in order, and switchboard's answer. A
+HandoffTool, whatever BeeAI calls it, behaves as an agent called as a tool: switchboard's model asks for it, the
+target runs inside it and its answer is the call's result, after which switchboard carries on; so each is a tool
+call of the request (with the task it was given and the answer it returned), as `openai-agents-multi`'s
+`agent_as_tool` records `Agent.as_tool`, and no handoff: control never left switchboard. In
 `adjuster_failure` the model backend fails during field_adjuster's turn: the delegation fails, and so does
 switchboard's next model call.
 """
@@ -92,15 +95,27 @@ Emitter.root().on(lambda event: event.name == "start" and isinstance(event.creat
 
 
 class Delegation(HandoffTool):
-    """BeeAI's HandoffTool, recording the delegation it really made in the request's ground truth."""
+    """BeeAI's HandoffTool, recording the call it really was in the request's ground truth: asked with a task,
+    answered with its target's answer (or failed with it), in the order the model asked."""
 
     def __init__(self, target: RequirementAgent, **options: Any) -> None:
         super().__init__(target, **options)
         self.target_name = target.meta.name
 
     async def _run(self, input: Any, options: Any, context: Any) -> Any:
-        s.runs[-1]["handoffs"].append({"from": "switchboard", "to": self.target_name})
-        return await super()._run(input, options, context)
+        s.tool(self.name, input.model_dump() if hasattr(input, "model_dump") else input)
+        recorded = s.runs[-1]["tool_calls"][-1]
+        delegated.append(self.target_name)
+        try:
+            output = await super()._run(input, options, context)
+        except Exception:
+            recorded["error"] = True
+            raise
+        recorded["result"] = output.get_text_content()
+        return output
+
+
+delegated: list[str] = []
 
 
 def agent(name: str, role: str, tools: list) -> RequirementAgent:
@@ -138,6 +153,7 @@ def switchboard() -> RequirementAgent:
 async def run(request: str) -> None:
     truth = s.run("switchboard", request)
     truth["handoffs"] = []
+    delegated.clear()
     global model_calls
     model_calls = 0
     try:
@@ -149,9 +165,9 @@ async def run(request: str) -> None:
     s.finish(output, status, model_calls)
     truth.update(
         nested_runs_allowed=True,
-        note="The request run is switchboard's, with the agents it delegated to through HandoffTools (each a "
-        "handoff, its answer returned to switchboard); the agents that acted: switchboard"
-        + "".join(f", {h['to']}" for h in truth["handoffs"])
+        note="The request run is switchboard's, with the agents it reached through HandoffTools (each an agent "
+        "called as a tool: its answer returned to switchboard, which carries on); the agents that acted: switchboard"
+        + "".join(f", {name}" for name in delegated)
         + ".",
     )
 

@@ -24,9 +24,10 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from pydantic_ai import Agent, ModelRetry, RunContext
-from pydantic_ai.capabilities import Hooks, Instrumentation
+from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai_count import counted
 
 provider = TracerProvider(resource=Resource.create({"service.name": "hotel-concierge"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
@@ -36,20 +37,8 @@ model = OpenAIChatModel("gpt-4o-mini", provider=OpenAIProvider(base_url=os.envir
 RUN: dict  # the ground truth of the request being served
 
 
-def counted() -> Hooks:
-    """A hook that counts every model request into the request run."""
-    hooks = Hooks()
-
-    @hooks.on.before_model_request
-    async def count(ctx, request_context):
-        RUN["llm_calls"] += 1
-        return request_context
-
-    return hooks
-
-
 def agent(name: str, instructions: str) -> Agent:
-    return Agent(model, name=name, instructions=instructions, capabilities=[Instrumentation(), counted()])
+    return Agent(model, name=name, instructions=instructions, capabilities=[Instrumentation(), counted(lambda: RUN)])
 
 
 concierge = agent("concierge", "You are a hotel concierge. Ask the researcher for rates; consult billing for money.")

@@ -34,10 +34,11 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from pydantic_ai import Agent, RunContext
-from pydantic_ai.capabilities import Hooks, Instrumentation
+from pydantic_ai.capabilities import Instrumentation
 from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
+from pydantic_ai_count import counted
 
 provider = TracerProvider(resource=Resource.create({"service.name": "claims-intake"}))
 provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
@@ -52,18 +53,6 @@ RUN: dict  # the ground truth of the request being served
 LOG: ToolLog  # its server's log
 
 
-def counted() -> Hooks:
-    """A hook that counts every model request into the request run."""
-    hooks = Hooks()
-
-    @hooks.on.before_model_request
-    async def count(ctx, request_context):
-        RUN["llm_calls"] += 1
-        return request_context
-
-    return hooks
-
-
 def team(toolset: MCPToolset) -> Agent:
     """The two agents of one request over one server's tools; intake_agent is the entry."""
     auditor = Agent(
@@ -71,14 +60,14 @@ def team(toolset: MCPToolset) -> Agent:
         name="claims_auditor",
         instructions="You audit payouts, claim status and account closures.",
         toolsets=[toolset.filtered(lambda ctx, tool_def: tool_def.name in AUDITOR_TOOLS)],
-        capabilities=[Instrumentation(), counted()],
+        capabilities=[Instrumentation(), counted(lambda: RUN)],
     )
     intake = Agent(
         model,
         name="intake_agent",
         instructions="You take insurance claims. Consult the auditor for payouts, claim status and accounts.",
         toolsets=[toolset.filtered(lambda ctx, tool_def: tool_def.name in INTAKE_TOOLS)],
-        capabilities=[Instrumentation(), counted()],
+        capabilities=[Instrumentation(), counted(lambda: RUN)],
     )
 
     @intake.tool
