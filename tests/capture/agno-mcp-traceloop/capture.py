@@ -1,11 +1,11 @@
 """An Agno `Agent` whose tools are on an MCP server in another process (`MCPTools` over stdio), traced by
 OpenLLMetry: Traceloop's opentelemetry-instrumentation-agno for the agent and tool spans, its
 opentelemetry-instrumentation-openai for the model calls; the MCP SDK (mcp 2.x) writes its own client spans here and
-server spans in the server's own service (`utility-tools-mcp`), carrying the trace context across. (OpenLLMetry's
+server spans in the server's own service (`grid-tools-mcp`), carrying the trace context across. (OpenLLMetry's
 opentelemetry-instrumentation-mcp 0.62.4 wraps `streamablehttp_client`, which mcp 2.x no longer has, and fails to
 instrument; agno 3.1.10's MCPTools needs fastmcp 4, which needs mcp 2.)
 
-The energy utility's tools (`../utility.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=utility, FastMCP over
+The energy utility's tools (`../grid.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=grid, FastMCP over
 stdio), started for each request by `MCPTools`. `grid_desk` is one agent with those tools; the model is
 `OpenAIChat(base_url=...)` with the client's retries off, so one model call is one request to the scripted model.
 
@@ -28,9 +28,9 @@ os.environ.setdefault("AGNO_TELEMETRY", "false")  # no anonymous usage pings
 from agno.agent import Agent
 from agno.models.openai import OpenAIChat
 from agno.tools.mcp import MCPTools
+from grid import REQUESTS
 from mcp_tool_log import ToolLog, serve_all
 from telemetry import flush, traced
-from utility import REQUESTS
 
 
 def openllmetry() -> list:
@@ -48,15 +48,15 @@ LACKS = globals().get("LACKS")  # set by the content-off capture: what its trace
 async def answer(run: dict, log: ToolLog, request: str) -> str:
     if LACKS:
         run["lacks"] = sorted(LACKS)
-    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "utility"}
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "grid"}
     command = shlex.join([sys.executable, str(SERVER_SCRIPT), "stdio"])
-    async with MCPTools(command=command, env=env, transport="stdio") as utility_tools:
+    async with MCPTools(command=command, env=env, transport="stdio") as grid_tools:
         agent = Agent(
             id="grid_desk",
             name="grid_desk",
             instructions="You are an energy utility's account desk: meters, faults, credits, tariffs and accounts.",
             model=OpenAIChat(id="gpt-4o-mini", base_url=os.environ["OPENAI_BASE_URL"], max_retries=0),
-            tools=[utility_tools],
+            tools=[grid_tools],
             telemetry=False,
         )
         result = await agent.arun(request)

@@ -1,7 +1,7 @@
 """Google ADK's own GenAI spans on two agents whose tools are on an MCP server in another process, the root
 transferring to a sub-agent.
 
-The energy utility's tools (`../utility.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=utility, over
+The energy utility's tools (`../grid.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=grid, over
 stdio), reached through ADK's `McpToolset`, filtered per agent and started for each request. `meter_desk` (LlmAgent:
 meter_reading, open_fault_ticket, tariff_quote) has `billing_desk` (issue_credit_note, which fails on the server,
 delete_account) as a sub-agent: the model calls ADK's transfer tool, after which billing_desk acts and answers the
@@ -28,10 +28,10 @@ from client import failure, tool
 from google.adk.agents import LlmAgent
 from google.adk.models.lite_llm import LiteLlm
 from google.adk.tools.mcp_tool import McpToolset, StdioConnectionParams
+from grid import REQUESTS
 from mcp import StdioServerParameters
 from mcp_tool_log import ToolLog, serve_all
 from telemetry import flush, traced
-from utility import REQUESTS
 
 tracer = traced("energy-grid-desk", lambda: [])
 SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "hotel_mcp_server.py"
@@ -53,7 +53,7 @@ def model() -> LiteLlm:
 
 
 def toolset(log: ToolLog, names: list[str]) -> McpToolset:
-    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "utility"}
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "grid"}
     server = StdioServerParameters(command=sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
     return McpToolset(connection_params=StdioConnectionParams(server_params=server, timeout=30), tool_filter=names)
 

@@ -2,8 +2,8 @@
 by openinference-instrumentation-llama-index, with openinference-instrumentation-mcp carrying the trace context to
 the server on both sides.
 
-The energy utility's tools (`../utility.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=utility, the MCP
-SDK's server over stdio, which writes its own server spans as service `utility-tools-mcp`); llama-index-tools-mcp's
+The energy utility's tools (`../grid.py`) run in `../hotel_mcp_server.py` (CAPTURE_MCP_TOOLS=grid, the MCP
+SDK's server over stdio, which writes its own server spans as service `grid-tools-mcp`); llama-index-tools-mcp's
 `McpToolSpec` makes them `FunctionTool`s, filtered per agent, through a `BasicMCPClient` that starts the server for
 each session. `meter_desk` (meter_reading, open_fault_ticket, tariff_quote) may hand over to `billing_desk`
 (issue_credit_note, which fails, delete_account) with the workflow's own `handoff` tool (`to_agent`). The agents talk
@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from client import failure, tool
+from grid import REQUESTS
 from llama_index.core.agent.workflow import AgentInput, AgentWorkflow, FunctionAgent, ToolCallResult
 from llama_index.tools.mcp import BasicMCPClient, McpToolSpec
 from llamaindex_llm import scripted_llm
@@ -29,7 +30,6 @@ from mcp_tool_log import ToolLog, serve_all
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 from openinference.instrumentation.mcp import MCPInstrumentor
 from telemetry import flush, traced
-from utility import REQUESTS
 
 tracer = traced("energy-service-desk", lambda: [LlamaIndexInstrumentor(), MCPInstrumentor()])
 llm = scripted_llm()
@@ -39,7 +39,7 @@ BILLING_TOOLS = ["issue_credit_note", "delete_account"]
 
 
 async def workflow(log: ToolLog) -> AgentWorkflow:
-    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "utility"}
+    env = {**os.environ, "CAPTURE_TOOL_LOG": str(log.path), "CAPTURE_MCP_TOOLS": "grid"}
     env["CAPTURE_MCP_INSTRUMENT"] = "openinference"
     client = BasicMCPClient(sys.executable, args=[str(SERVER_SCRIPT), "stdio"], env=env)
 

@@ -2,7 +2,7 @@
 switch of OpenInference's TraceConfig on (OPENINFERENCE_HIDE_INPUTS, _OUTPUTS, _INPUT_MESSAGES, _OUTPUT_MESSAGES).
 
 No agent framework and no agent or tool span: each chat completion is one LLM span, and the energy utility's tools
-(`../utility.py`) are plain Python functions the loop (`../tool_loop.py`) calls itself. With the switches on, the
+(`../grid.py`) are plain Python functions the loop (`../tool_loop.py`) calls itself. With the switches on, the
 spans keep the model, the token counts and the tool definitions, but neither the request, the answer, the messages
 nor the tool calls the model asked for: every run lacks them. Each request is wrapped in a `handle_request` span;
 in `two_customers` two requests are served in one trace, each in its own `handle_request` span under the
@@ -12,12 +12,12 @@ application's `process_inbox` span: two runs, which only those spans tell apart.
 import os
 
 from client import Scenario
+from grid import FUNCTIONS, REQUESTS
 from hotel import chat_schemas
 from openai import OpenAI
 from openinference.instrumentation.openai import OpenAIInstrumentor
 from telemetry import flush, traced
 from tool_loop import capture, openai_chat, serve
-from utility import FUNCTIONS, REQUESTS
 
 for switch in ("INPUTS", "OUTPUTS", "INPUT_MESSAGES", "OUTPUT_MESSAGES"):  # read when the instrumentor starts
     os.environ[f"OPENINFERENCE_HIDE_{switch}"] = "true"
