@@ -97,7 +97,7 @@ def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, regio
     statements = stated(classified, region) if run.tool_calls else {}
     if not statements and not any(is_transfer(c.name) for c in run.tool_calls):
         return run  # most runs of one agent: nothing to decide
-    decided, _ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
+    decided, _, _ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
     run.tool_calls, transfers, _ = _split(run.tool_calls, decided)
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name
@@ -217,7 +217,7 @@ def _request(
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
     statements = stated(classified, region)
-    decided, delegations = decide(
+    decided, delegations, broadcast = decide(
         tree,
         request.tool_calls,
         request.llm_calls,
@@ -228,10 +228,10 @@ def _request(
     )
     alone = stated_alone(tree, request.tool_calls, request.llm_calls, statements, decided.values())
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
-    transfers = sorted([*transfers, *alone], key=lambda h: h.step)
+    transfers = sorted([*transfers, *alone, *broadcast], key=lambda h: h.step)
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     _lacks_what_members_lack(request, [built[m.root.span_id] for m in members])
-    delegated = [decided[i] for i in delegations]
+    delegated = [*(decided[i] for i in delegations), *broadcast]
     nested = _nested_pairs(tree, members, built)
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed, nested)
     if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs, nested):
@@ -247,7 +247,7 @@ def _request(
         and (request.output is None or (run.root.end_ns <= last.root.start_ns and not head_spoke_last))
     ):
         request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
-    if last is not None and run.facts.output is None and _in_parallel(tree, last, members):
+    if request.status == "ok" and last is not None and run.facts.output is None and _in_parallel(tree, last, members):
         request.output = None  # agents that answered side by side: their answers were joined off the trace
         request.lacks = sorted({*request.lacks, "output"})
     _answers_of_agents_as_tools(request, members, built)
@@ -292,7 +292,7 @@ def _graph_of_agents(
     if len(set(agent_of.values())) < 2:
         return None
     request = build(tree, classified, run, region, notes, agent_of)
-    decided, _ = decide(
+    decided, _, _ = decide(
         tree,
         request.tool_calls,
         request.llm_calls,

@@ -34,7 +34,7 @@ def read(span: Span) -> Facts | None:
             name=text(attrs.get(_TOOL)) or "unknown",
             arguments=msg.parse_json_maybe(attrs.get("haystack.agent.step.tool.input")),
             result=msg.result_text(attrs.get("haystack.agent.step.tool.output")),
-            error=is_error(span),
+            error=is_error(span) or str(attrs.get("haystack.tool.error")).lower() == "true",
             description=text(attrs.get("haystack.tool.description")),
         )
     if span.name == "haystack.component.run" and attrs.get("haystack.component.type") == "Agent":
