@@ -92,11 +92,12 @@ def _transfers_executed(run: Trajectory, transferred: list[ToolCall]) -> None:
 
 
 def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, region: list[str]) -> Trajectory:
-    """A request of one agent: its own run, whose transfers (to agents the trace does not show apart: stated by a
-    span, or named so by a framework) are handoffs."""
+    """A request of one agent span: its own run, whose transfers (to agents the trace does not show apart: stated
+    by a span, or named so by a framework, or its model given another agent's instructions) are handoffs."""
     statements = stated(classified, region) if run.tool_calls else {}
     if not statements and not any(is_transfer(c.name) for c in run.tool_calls):
-        return run  # most runs of one agent: nothing to decide
+        # most runs of one agent: nothing to decide, unless its model speaks as other agents in turn
+        return _agents_by_instructions(tree, classified, run, region) if len(run.llm_calls) > 1 else run
     decided, _, _ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
     run.tool_calls, transfers, _ = _split(run.tool_calls, decided)
     for transfer in transfers:

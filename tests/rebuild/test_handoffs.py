@@ -446,3 +446,30 @@ def test_one_call_after_which_several_members_act_is_a_delegation_to_each_no_too
         ("lead", "meter_reader"),
         ("lead", "billing_clerk"),
     ]
+
+
+def _one_span_for_two_agents(tracer: Any) -> None:
+    """A workflow traced as one agent span whose model speaks as one agent, then, after a call naming another
+    whose result says it took over, with that agent's instructions (no span per agent)."""
+    from opentelemetry import trace
+
+    def system(text: str) -> dict[str, Any]:
+        return {"role": "system", "parts": [{"type": "text", "content": text}]}
+
+    with trace.use_span(_invoke(tracer, "workflow"), end_on_exit=True):
+        desk = [system("You are the tariff desk."), parts_user(QUESTION)]
+        _chat(tracer, desk, [parts_calls(("c1", "pass_on", {"to_agent": "billing_desk"}))])
+        took = "Agent billing_desk is now handling the request."
+        with trace.use_span(_execute(tracer, "pass_on", "c1", took), end_on_exit=True):
+            pass
+        billing = [system("You are the billing desk."), parts_user(QUESTION)]
+        _chat(tracer, billing, [parts_calls(("c2", "delete_account", {"user": "e-1"}))])
+        with trace.use_span(_execute(tracer, "delete_account", "c2", "deleted"), end_on_exit=True):
+            pass
+        _chat(tracer, billing, DONE)
+
+
+def test_a_single_agent_span_whose_model_takes_another_agent_s_instructions_after_a_transfer_hands_off() -> None:
+    (run,) = rebuild(decode_traces(_otlp(_one_span_for_two_agents)).spans)
+    assert [t.name for t in run.tool_calls] == ["delete_account"]  # the transfer is no tool call
+    assert [h.to_agent for h in run.handoffs] == ["billing_desk"]
