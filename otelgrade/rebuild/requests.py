@@ -62,7 +62,12 @@ def requests(
     names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
     invoked = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts)}
     entries = {
-        k: (built[ms[0].root.span_id].agent_name or "", built[ms[0].root.span_id].input) for k, ms in groups.items()
+        k: (
+            built[ms[0].root.span_id].agent_name or "",
+            built[ms[0].root.span_id].input,
+            built[ms[-1].root.span_id].output,
+        )
+        for k, ms in groups.items()
     }
     groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, entries, invoked)
     for root, members in groups.items():
