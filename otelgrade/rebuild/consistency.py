@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from otelgrade.core.trajectory import PARTS, Disagreement, LLMCall, Trajectory
+from otelgrade.core.trajectory import PARTS, REDACTED, Disagreement, LLMCall, Part, Trajectory
 from otelgrade.rebuild.messages import function_of
 from otelgrade.rebuild.span_readers import announces_tools
 
@@ -52,6 +52,7 @@ def check_trace(runs: Sequence[Trajectory]) -> None:
         if run.parent_span_id is not None:
             below.setdefault(run.parent_span_id, []).append(run)
     for run in runs:
+        _redacted_is_absent(run)
         found = _tool_witnesses(run) + _unseen_askers(run)
         if run.handoffs:
             found += _idle_targets(run, _acting(run, below))
@@ -59,6 +60,20 @@ def check_trace(runs: Sequence[Trajectory]) -> None:
         if run.disagreements:  # with those found while the run was built (`outputs.unanswered`)
             lacking = set(run.lacks).union(*(d.lacks for d in run.disagreements))
             run.lacks = [p for p in PARTS if p in lacking]
+
+
+def _redacted_is_absent(run: Trajectory) -> None:
+    """A request or answer an instrumentation replaced by its redaction placeholder is not on the trace: lacking,
+    never text a grader matches (`__REDACTED__` asked of an agent called as a tool, or of a nested run)."""
+    gone: set[Part] = set()
+    if run.input in REDACTED:
+        run.input = None
+        gone.add("input")
+    if run.output in REDACTED:
+        run.output = None
+        gone.add("output")
+    if gone:
+        run.lacks = [p for p in PARTS if p in gone or p in run.lacks]
 
 
 def _tool_witnesses(run: Trajectory) -> list[Disagreement]:

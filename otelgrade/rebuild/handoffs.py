@@ -76,14 +76,16 @@ def decide(
     invocations: Sequence[tuple[Span, str | None, str | None]],
     agent_spans: Collection[str] = (),
     described: Mapping[str, str] | None = None,
-) -> tuple[dict[int, Handoff], set[int]]:
-    """The calls (by index) that are control transfers, each as a handoff, and those of them that are delegations
-    (the agent they hand to ran within the call, and the caller carries on after). `invocations` are the request's
+) -> tuple[dict[int, Handoff], set[int], list[Handoff]]:
+    """The calls (by index) that are control transfers, each as a handoff, those of them that are delegations
+    (the agent they hand to ran within the call, and the caller carries on after), and the further handoffs of a
+    call that delegated to several agents at once. `invocations` are the request's
     agent runs: root span, agent name, and the root of the run that encloses it; `agent_spans` the spans that are
     agents' invocations (any other span under a run is one of its steps: a chain, a graph node, a model call);
     `described` what the executed tools say they do, by execution span (`descriptions`)."""
     described = described or {}
     out: dict[int, Handoff] = {}
+    more: list[Handoff] = []  # the other agents a call delegated to at once
     delegations: set[int] = set()
     settled: set[int] = set()  # agents called as tools: decided, not transfers
     agents = {name for _, name, _ in invocations if name} | {c.agent for c in llm_calls if c.agent}
@@ -102,6 +104,7 @@ def decide(
     # 2. an agent's invocation inside the call
     nested_in = within
     agent_of_run = {root.span_id: name for root, name, _ in invocations if name}  # an agent may run several times
+    ran_in: dict[int, list[tuple[str | None, str]]] = {}  # call -> the agents whose invocation ran inside it
     for root, name, enclosing in invocations:
         i = executed.get(root.span_id)
         how = NESTED
@@ -112,11 +115,17 @@ def decide(
                 _called_within(tree, root, name, enclosing, calls, agent_of_run, start_of, agent_at, agent_spans),
                 ACTED,
             )
-        if i is None or i in out or i in settled:
-            continue
+        if i is not None and i not in out:
+            ran_in.setdefault(i, []).append((name, how))
+    for i, ran in ran_in.items():
         call = calls[i]
+        name, how = ran[0]
         whom = target_argument(call.arguments)
-        if whom is not None or (name and names("", call.arguments, name)):
+        if len({n for n, _ in ran}) > 1:  # several agents ran inside one call: a delegation to each (a team's
+            out[i] = _handoff(call, name, how)  # broadcast), no agent called as a tool, which is one agent
+            more.extend(_handoff(call, n, h) for n, h in ran[1:])
+            delegations.add(i)
+        elif whom is not None or (name and names("", call.arguments, name)):
             out[i] = _handoff(call, name or whom, how)
             delegations.add(i)
         elif is_transfer(call.name):  # the evidence fits an agent called as a tool as well: the name decides
@@ -124,6 +133,14 @@ def decide(
             delegations.add(i)
         else:
             settled.add(i)
+
+    # 2, for a call whose execution span closed before its work ran (a generator's span): several agents whose
+    # invocations start in the caller's run after it, before the caller's next model call, are its delegation
+    for i, ran in _ran_after(tree, calls, invocations, agent_of_run, start_of, agent_at).items():
+        if i not in out and i not in settled and len({n for n, _ in ran}) > 1:
+            out[i] = _handoff(calls[i], ran[0][0], ACTED)
+            more.extend(_handoff(calls[i], n, ACTED) for n, _ in ran[1:])
+            delegations.add(i)
 
     # 3. the agent acts right after the call
     picked: dict[int, list[tuple[int, str]]] = {}
@@ -162,7 +179,7 @@ def decide(
                 (a for s, a in sorted(agent_at.items()) if s > call.step and a != call.agent), None
             )
             out[i] = _handoff(call, taker, NAME_HINT)
-    return out, delegations
+    return out, delegations, more
 
 
 def stated_alone(
@@ -357,6 +374,34 @@ def _asked_before(
     named = [i for i in asked if to and names(calls[i].name, calls[i].arguments, to)]
     chosen = named or asked
     return chosen[-1] if chosen else None
+
+
+def _ran_after(
+    tree: Tree,
+    calls: Sequence[ToolCall],
+    invocations: Sequence[tuple[Span, str | None, str | None]],
+    agent_of_run: Mapping[str, str],
+    start_of: Mapping[int, int],
+    agent_at: Mapping[int, str | None],
+) -> dict[int, list[tuple[str | None, str]]]:
+    """The agents whose invocation, in their caller's run, started after one of its calls' execution ended and
+    before the caller's next model call, by that call (the last its response asked for)."""
+    out: dict[int, list[tuple[str | None, str]]] = {}
+    for root, name, enclosing in invocations:
+        caller = agent_of_run.get(enclosing or "")
+        if caller is None:
+            continue
+        before = [(c.step, i) for i, c in enumerate(calls) if c.agent == caller and c.span_id in tree.spans]
+        before = [(step, i) for step, i in before if tree.spans[calls[i].span_id or ""].end_ns <= root.start_ns]
+        if not before:
+            continue
+        step, i = max(before)
+        if not _last_of_its_response(i, calls):
+            continue
+        later = [s for s, start in start_of.items() if s > step and start < root.start_ns]
+        if not any(agent_at.get(s) == caller for s in later):
+            out.setdefault(i, []).append((name, ACTED))
+    return out
 
 
 def _called_within(

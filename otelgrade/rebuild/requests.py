@@ -62,7 +62,12 @@ def requests(
     names = {k: frozenset(built[m.root.span_id].agent_name or "" for m in ms) for k, ms in groups.items()}
     invoked = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts)}
     entries = {
-        k: (built[ms[0].root.span_id].agent_name or "", built[ms[0].root.span_id].input) for k, ms in groups.items()
+        k: (
+            built[ms[0].root.span_id].agent_name or "",
+            built[ms[0].root.span_id].input,
+            built[ms[-1].root.span_id].output,
+        )
+        for k, ms in groups.items()
     }
     groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, entries, invoked)
     for root, members in groups.items():
@@ -92,12 +97,13 @@ def _transfers_executed(run: Trajectory, transferred: list[ToolCall]) -> None:
 
 
 def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, region: list[str]) -> Trajectory:
-    """A request of one agent: its own run, whose transfers (to agents the trace does not show apart: stated by a
-    span, or named so by a framework) are handoffs."""
+    """A request of one agent span: its own run, whose transfers (to agents the trace does not show apart: stated
+    by a span, or named so by a framework, or its model given another agent's instructions) are handoffs."""
     statements = stated(classified, region) if run.tool_calls else {}
     if not statements and not any(is_transfer(c.name) for c in run.tool_calls):
-        return run  # most runs of one agent: nothing to decide
-    decided, _ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
+        # most runs of one agent: nothing to decide, unless its model speaks as other agents in turn
+        return _agents_by_instructions(tree, classified, run, region) if len(run.llm_calls) > 1 else run
+    decided, _, _ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
     run.tool_calls, transfers, _ = _split(run.tool_calls, decided)
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name
@@ -210,11 +216,14 @@ def _request(
     # an agent called as a tool was asked by the request's own agent, not by the user
     called = request.input if first.tool_root else None
     request.input = _asked_of_all(run.facts.input or called or entry.input or request.input, request.llm_calls)
+    asked_entry = request.input is not None and request.input == entry.input and "input" not in entry.lacks
+    if asked_entry and "input" in request.lacks:
+        request.lacks = [p for p in request.lacks if p != "input"]  # what its entry agent was asked, on its span
     enclosing = tree.nearest({m.root.span_id for m in members})
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
     statements = stated(classified, region)
-    decided, delegations = decide(
+    decided, delegations, broadcast = decide(
         tree,
         request.tool_calls,
         request.llm_calls,
@@ -225,10 +234,10 @@ def _request(
     )
     alone = stated_alone(tree, request.tool_calls, request.llm_calls, statements, decided.values())
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
-    transfers = sorted([*transfers, *alone], key=lambda h: h.step)
+    transfers = sorted([*transfers, *alone, *broadcast], key=lambda h: h.step)
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
     _lacks_what_members_lack(request, [built[m.root.span_id] for m in members])
-    delegated = [decided[i] for i in delegations]
+    delegated = [*(decided[i] for i in delegations), *broadcast]
     nested = _nested_pairs(tree, members, built)
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed, nested)
     if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs, nested):
@@ -244,7 +253,7 @@ def _request(
         and (request.output is None or (run.root.end_ns <= last.root.start_ns and not head_spoke_last))
     ):
         request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
-    if last is not None and run.facts.output is None and _in_parallel(tree, last, members):
+    if request.status == "ok" and last is not None and run.facts.output is None and _in_parallel(tree, last, members):
         request.output = None  # agents that answered side by side: their answers were joined off the trace
         request.lacks = sorted({*request.lacks, "output"})
     _answers_of_agents_as_tools(request, members, built)
@@ -289,7 +298,7 @@ def _graph_of_agents(
     if len(set(agent_of.values())) < 2:
         return None
     request = build(tree, classified, run, region, notes, agent_of)
-    decided, _ = decide(
+    decided, _, _ = decide(
         tree,
         request.tool_calls,
         request.llm_calls,

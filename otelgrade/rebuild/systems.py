@@ -30,7 +30,7 @@ def join_under_systems(
     groups: Mapping[str, Sequence[_Member]],
     agents: Collection[str],
     names: Mapping[str, frozenset[str]],
-    entries: Mapping[str, tuple[str, str | None]],
+    entries: Mapping[str, tuple[str, str | None, str | None]],
     invocations: Collection[str] = (),
 ) -> dict[str, list[_Member]]:
     """Requests of different agents under one outermost system span that is no agent's own run are one request,
@@ -39,9 +39,10 @@ def join_under_systems(
     instrumentation's marks, or below the trace's root was written by the instrumentation scope of one of those
     (a framework's workflow span with attributes of its own), is a system span too; the root is the
     application's, whatever tracer wrote it. `names` are each request's agent names and `entries` the agent each
-    starts with and what it was asked: an agent invoked again under the same span with another message (or with
-    none on the trace to tell) is another request, a second message to it; asked the same again (a group chat's
-    moderator, its instruction after the chat so far) it is a turn of the first. Within one agent's own
+    starts with, what it was asked and what the request answered: an agent invoked again under the same span with
+    another message (or with none on the trace to tell) is another request, a second message to it; asked the
+    same again (a group chat's moderator, its instruction after the chat so far), or given the previous request's
+    answer (a pipeline of two modules of one kind), it is a turn of the first. Within one agent's own
     invocation (`invocations`: a workflow agent that runs its agents in a loop) its agents' turns are one request
     however they repeat."""
     if len(groups) < 2:
@@ -100,13 +101,16 @@ def by_application_span(tree: Tree, calls: Sequence[str]) -> list[list[str]] | N
     return list(groups.values())
 
 
-def _asked_again(keys: Sequence[str], entries: Mapping[str, tuple[str, str | None]]) -> bool:
+def _asked_again(keys: Sequence[str], entries: Mapping[str, tuple[str, str | None, str | None]]) -> bool:
     """Whether one of the requests (in order) starts with an agent an earlier one started with, asked something
-    else, or with nothing on the trace to compare."""
+    else than it was and than the previous request answered, or with nothing on the trace to compare."""
     asked: dict[str, str | None] = {}
+    answered: str | None = None
     for key in keys:
-        agent, said = entries[key]
-        if agent in asked and (said is None or said != asked[agent]):
+        agent, said, answer = entries[key]
+        carried = said is not None and answered is not None and bool(answered) and answered in said
+        if agent in asked and (said is None or said != asked[agent]) and not carried:
             return True
         asked.setdefault(agent, said)
+        answered = answer
     return False

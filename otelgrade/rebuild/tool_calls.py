@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import ToolCall
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
-from otelgrade.rebuild.messages import assistant_text, parse_json_maybe, tool_results, tool_value
+from otelgrade.rebuild.messages import Message, assistant_text, parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.outputs import placeholder
 from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tool_errors import failed_results, says_failed
@@ -120,8 +120,9 @@ def tool_calls(
     match(lambda c, f: free(c, f) and _spelling(c.name) == _spelling(f.name))
     match(lambda c, f: free(c, f) and tool_key(c.name) == tool_key(f.name))
 
-    results = _conversation_results(steps)
-    failures = failed_results(step.facts.input_messages for step in steps)
+    conversations = _conversations(steps)
+    results = _conversation_results(conversations)
+    failures = failed_results(conversations)
     ordered: list[tuple[tuple[int, int, int, int], ToolCall]] = []
     for r, (step, i, call) in enumerate(requested):
         execution = executions[matched[r]] if r in matched else None
@@ -268,10 +269,28 @@ def _canonical(value: Any) -> Any:
         return repr(value)
 
 
-def _conversation_results(steps: list[Step]) -> dict[str, str]:
+def _conversations(steps: list[Step]) -> list[list[Message]]:
+    """Each model request's messages, with tool results that carry no call id (an instrumentation's message
+    events that drop it) given the ids of the previous response's calls, in order, when they are as many after
+    the request's last assistant message."""
+    out = []
+    for before, step in zip([None, *steps], steps, strict=False):
+        messages = step.facts.input_messages
+        last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+        unnamed = [i for i in range(last + 1, len(messages)) if messages[i].get("role") == "tool"]
+        unnamed = [i for i in unnamed if not messages[i].get("tool_call_id")]
+        if before is not None and unnamed and len(unnamed) == len(before.calls):
+            messages = list(messages)
+            for i, call in zip(unnamed, before.calls, strict=True):
+                messages[i] = {**messages[i], "tool_call_id": call.call_id}
+        out.append(messages)
+    return out
+
+
+def _conversation_results(conversations: list[list[Message]]) -> dict[str, str]:
     """Tool results by call id, as later model requests show them."""
     out: dict[str, str] = {}
-    for step in steps:
-        for call_id, result in tool_results(step.facts.input_messages).items():
+    for messages in conversations:
+        for call_id, result in tool_results(messages).items():
             out.setdefault(call_id, tool_value(result) or result)
     return out

@@ -8,7 +8,7 @@ they were span events (the input spans are not modified).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 from otelgrade.core.spans import LogEvent, Span
 
@@ -20,9 +20,10 @@ class Tree:
             by_id.setdefault(span.span_id, span)
         if logs:
             attached: dict[str, list[LogEvent]] = {}
+            within = _children_by_span(by_id.values()) if len(by_id) > 1 else {}
             for log in logs:
                 if log.span_id in by_id:
-                    attached.setdefault(log.span_id, []).append(log)
+                    attached.setdefault(_during(log, within.get(log.span_id, ())), []).append(log)
             for span_id, extra in attached.items():
                 span = by_id[span_id]
                 events = sorted([*span.events, *(log.event for log in extra)], key=lambda e: e.time_ns)
@@ -140,3 +141,21 @@ class Tree:
             yield parent
             seen.add(parent)
             parent = self.parent.get(parent)
+
+
+def _children_by_span(spans: Iterable[Span]) -> dict[str, list[Span]]:
+    out: dict[str, list[Span]] = {}
+    for span in spans:
+        if span.parent_id:
+            out.setdefault(span.parent_id, []).append(span)
+    for kids in out.values():
+        kids.sort(key=lambda s: s.start_ns)
+    return out
+
+
+def _during(log: LogEvent, children: Sequence[Span]) -> str:
+    """The span a log record's event belongs to: the one it names, or the first of that span's children that was
+    running when it was logged (an instrumentation that logs a model call's messages while the application's
+    span is current, not the call's own)."""
+    at = log.event.time_ns
+    return next((c.span_id for c in children if c.start_ns <= at <= c.end_ns), log.span_id) if at else log.span_id

@@ -73,14 +73,21 @@ def chat_schemas(functions: dict[str, Callable[..., str]]) -> list[dict[str, Any
 
 
 SCHEMAS = chat_schemas(FUNCTIONS)
-MESSAGES_TOOLS = [
-    {
-        "name": s["function"]["name"],
-        "description": s["function"]["description"],
-        "input_schema": s["function"]["parameters"],
-    }
-    for s in SCHEMAS
-]  # the same as Anthropic Messages API `tools`
+
+
+def messages_tools(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Chat Completions `tools` as Anthropic Messages API `tools`."""
+    return [
+        {
+            "name": s["function"]["name"],
+            "description": s["function"]["description"],
+            "input_schema": s["function"]["parameters"],
+        }
+        for s in schemas
+    ]
+
+
+MESSAGES_TOOLS = messages_tools(SCHEMAS)
 
 Scenarios = dict[str, tuple[list[str], list[dict[str, Any]]]]
 REQUESTS: Scenarios = {

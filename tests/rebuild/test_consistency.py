@@ -199,3 +199,22 @@ def test_a_tool_asked_for_by_a_response_no_model_call_shows_leaves_the_model_cal
     assert [d.reason for d in run.disagreements] == ["asked_by_unseen_call"]
     assert {"llm_calls", "messages"} <= set(run.lacks)
     assert [t.name for t in run.tool_calls] == ["lookup_order"]  # the executed call itself is certain
+
+
+def test_a_request_and_answer_replaced_by_the_redaction_placeholder_are_lacking_never_text() -> None:
+    """An instrumentation's hide switches write `__REDACTED__` for what the agent was asked and answered: no
+    grader may match a regex or a judge read a rubric against the placeholder."""
+    from opentelemetry import trace as otel_trace
+
+    from otelgrade.intake.decode import decode_traces
+    from otelgrade.rebuild import rebuild
+    from tests.rebuild.test_handoffs import _oi, _otlp
+
+    def build(tracer: Any) -> None:
+        agent = _oi(tracer, "desk", "AGENT", input__value="__REDACTED__", output__value="__REDACTED__")
+        with otel_trace.use_span(agent, end_on_exit=True):
+            _oi(tracer, "ChatOpenAI", "LLM", llm__model_name="gpt-4o").end()
+
+    (run,) = rebuild(decode_traces(_otlp(build)).spans)
+    assert (run.input, run.output) == (None, None)
+    assert {"input", "output"} <= set(run.lacks)

@@ -408,3 +408,68 @@ def test_a_team_lead_hands_back_to_its_supervisor_once_its_own_workers_handed_ba
     ]
     returns = [(h.from_agent, h.to_agent, h.step) for h in _returns(transfers, transfers, request)]
     assert sorted(returns) == [("team_lead", "front_desk", 6), ("worker", "team_lead", 5)]
+
+
+def _broadcast(inside: bool) -> Any:
+    """A team lead asks every member at once with one call that names none of them; both members act, inside the
+    call's execution (`inside`) or, the execution span closing as the call is made (a generator's), right after
+    it in the lead's run; the lead then answers."""
+    from opentelemetry import trace
+
+    def members(tracer: Any) -> None:
+        for member, tool in (("meter_reader", "read_meter"), ("billing_clerk", "waive_fee")):
+            with trace.use_span(_invoke(tracer, member), end_on_exit=True):
+                _chat(tracer, [parts_user("Check the account.")], [parts_calls(("c_" + tool, tool, {}))])
+                with trace.use_span(_execute(tracer, tool, "c_" + tool, "done"), end_on_exit=True):
+                    pass
+                _chat(tracer, [parts_user("Check the account.")], DONE)
+
+    def build(tracer: Any) -> None:
+        with trace.use_span(_invoke(tracer, "lead"), end_on_exit=True):
+            _chat(tracer, [parts_user(QUESTION)], [parts_calls(("c1", "ask_everyone", {"task": "Check the account."}))])
+            with trace.use_span(_execute(tracer, "ask_everyone", "c1", "both answered"), end_on_exit=True):
+                if inside:
+                    members(tracer)
+            if not inside:
+                members(tracer)
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+    return build
+
+
+@pytest.mark.parametrize("inside", [True, False])
+def test_one_call_after_which_several_members_act_is_a_delegation_to_each_no_tool_call(inside: bool) -> None:
+    runs = rebuild(decode_traces(_otlp(_broadcast(inside))).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert [t.name for t in request.tool_calls] == ["read_meter", "waive_fee"]  # the broadcast is no tool call
+    assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [
+        ("lead", "meter_reader"),
+        ("lead", "billing_clerk"),
+    ]
+
+
+def _one_span_for_two_agents(tracer: Any) -> None:
+    """A workflow traced as one agent span whose model speaks as one agent, then, after a call naming another
+    whose result says it took over, with that agent's instructions (no span per agent)."""
+    from opentelemetry import trace
+
+    def system(text: str) -> dict[str, Any]:
+        return {"role": "system", "parts": [{"type": "text", "content": text}]}
+
+    with trace.use_span(_invoke(tracer, "workflow"), end_on_exit=True):
+        desk = [system("You are the tariff desk."), parts_user(QUESTION)]
+        _chat(tracer, desk, [parts_calls(("c1", "pass_on", {"to_agent": "billing_desk"}))])
+        took = "Agent billing_desk is now handling the request."
+        with trace.use_span(_execute(tracer, "pass_on", "c1", took), end_on_exit=True):
+            pass
+        billing = [system("You are the billing desk."), parts_user(QUESTION)]
+        _chat(tracer, billing, [parts_calls(("c2", "delete_account", {"user": "e-1"}))])
+        with trace.use_span(_execute(tracer, "delete_account", "c2", "deleted"), end_on_exit=True):
+            pass
+        _chat(tracer, billing, DONE)
+
+
+def test_a_single_agent_span_whose_model_takes_another_agent_s_instructions_after_a_transfer_hands_off() -> None:
+    (run,) = rebuild(decode_traces(_otlp(_one_span_for_two_agents)).spans)
+    assert [t.name for t in run.tool_calls] == ["delete_account"]  # the transfer is no tool call
+    assert [h.to_agent for h in run.handoffs] == ["billing_desk"]

@@ -363,3 +363,21 @@ def test_agents_that_answered_side_by_side_leave_the_request_s_answer_lacking_no
     requests, _ = _requests(_fan_out)
     assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]
     assert requests[0].output is None and "output" in requests[0].lacks  # not "Booked Lyon." as if the last spoke
+
+
+def _pipeline_of_one_kind(tracer: Any) -> None:
+    """A program span runs two modules of one kind (both invocations name the same agent), the second given the
+    first's answer as its request."""
+    with tracer.start_as_current_span("handle_request"):
+        program = tracer.start_span("program.forward")
+        program.set_attribute("gen_ai.operation.name", "run_program")
+        with trace.use_span(program, end_on_exit=True):
+            for asked, said in ((QUESTION, "Plan: two nights in Lyon."), ("Plan: two nights in Lyon.", "Booked.")):
+                with trace.use_span(_invoke(tracer, "react"), end_on_exit=True):
+                    _chat(tracer, [parts_user(asked)], _answer(said))
+
+
+def test_one_kind_of_agent_run_twice_the_second_given_the_first_s_answer_is_one_request() -> None:
+    requests, _ = _requests(_pipeline_of_one_kind)
+    assert len(requests) == 1 and len(requests[0].llm_calls) == 2  # a pipeline's step, no second request
+    assert (requests[0].input, requests[0].output) == (QUESTION, "Booked.")

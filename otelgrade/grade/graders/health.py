@@ -88,8 +88,11 @@ def no_loops(
 
     def grade(trajectory: Trajectory) -> GradeResult:
         tools, llms = trajectory.tool_calls, trajectory.llm_calls
+        lacking = trajectory.lacks
         unrecorded = sum(c.arguments is None for c in tools)
-        if (tools or llms) and unrecorded == len(tools) and not any(c.input_messages for c in llms):
+        unargued = "tool_arguments" in lacking or unrecorded == len(tools)
+        unsent = "messages" in lacking or not any(c.input_messages for c in llms)
+        if (tools or llms) and unargued and unsent:
             return GradeResult.skipped(
                 "the trace records neither tool arguments nor model input messages", reason=NOT_CAPTURED
             )

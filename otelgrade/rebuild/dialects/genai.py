@@ -16,6 +16,7 @@ from typing import Any
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import content_text
 from otelgrade.rebuild import messages as msg
+from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import Facts, LLMFacts, RunFacts, ToolFacts, TransferFacts
 from otelgrade.rebuild.span_readers import (
@@ -205,7 +206,8 @@ def from_genai(messages: Iterable[Any]) -> list[msg.Message]:
 
 
 def from_blocks(role: str, blocks: Any) -> list[msg.Message]:
-    """Content blocks (`text`, `toolUse`, `toolResult`) of one message, as messages."""
+    """Content blocks (`text`, `toolUse`, `toolResult`; Anthropic's `tool_use`, `tool_result`) of one message, as
+    messages."""
     if isinstance(blocks, str):
         parsed = msg.loads(blocks) if blocks.lstrip()[:1] in ("[", "{") else None
         if parsed is None:
@@ -215,6 +217,8 @@ def from_blocks(role: str, blocks: Any) -> list[msg.Message]:
         blocks = [blocks]
     if not isinstance(blocks, list):
         return []
+    if any(isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result") for b in blocks):
+        return from_anthropic([{"role": role, "content": blocks}])  # Anthropic's blocks, as its instrumentations log
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     results: list[msg.Message] = []
@@ -263,6 +267,8 @@ def from_events(
             inputs.extend(_event_message(str(content.get("role") or role), content))
         elif name == "gen_ai.choice":
             body = content.get("message")
+            if isinstance(body, dict) and not body.get("tool_calls") and content.get("tool_calls"):
+                body = {**body, "tool_calls": content["tool_calls"]}  # OpenLLMetry: the calls beside the message
             if isinstance(body, dict):
                 outputs.extend(_event_message(str(body.get("role") or "assistant"), body))
             elif body is not None:

@@ -114,7 +114,7 @@ def _unwrapped(arguments: Any) -> Any:
         return arguments["input"]
     if (
         isinstance(arguments, dict)
-        and set(arguments) <= {"args", "kwargs"}
+        and set(arguments) <= {"args", "kwargs", "sanitize_inputs_outputs"}  # smolagents' Tool.__call__ adds a flag
         and isinstance(arguments.get("kwargs"), dict)
     ):
         return arguments if arguments.get("args") else arguments["kwargs"]

@@ -15,7 +15,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # LiteLLM reads i
 
 import dspy
 from client import Scenario
-from dspy.utils.callback import BaseCallback
+from dspy_lm import ModelCalls, configure
 from openinference.instrumentation.dspy import DSPyInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -31,24 +31,7 @@ DSPyInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("travel-service")
 s: Scenario  # the scenario being captured; the tools record into it
 
-
-class ModelCalls(BaseCallback):
-    """Counts the requests DSPy makes to the model (its own callback, not the spans)."""
-
-    count = 0
-
-    def on_lm_start(self, call_id, instance, inputs):
-        ModelCalls.count += 1
-
-
-lm = dspy.LM(
-    "openai/gpt-4o-mini",
-    api_base=os.environ["OPENAI_BASE_URL"],
-    api_key=os.environ["OPENAI_API_KEY"],
-    cache=False,
-    num_retries=0,
-)
-dspy.configure(lm=lm, callbacks=[ModelCalls()])
+configure()
 
 
 agent = dspy.ReAct("question -> answer", tools=travel_tools(lambda: s))

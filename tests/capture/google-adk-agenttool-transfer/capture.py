@@ -19,12 +19,11 @@ import os
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # LiteLLM would fetch its price list from the web
 os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
 
+from adk_runner import final_answer
 from client import Scenario, failure, text, tool
 from google.adk.agents import LlmAgent
 from google.adk.models.lite_llm import LiteLlm
-from google.adk.runners import InMemoryRunner
 from google.adk.tools.agent_tool import AgentTool
-from google.genai import types
 from hotel import REQUESTS, run_recorded
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -171,17 +170,9 @@ async def serve(request: str) -> None:
     run = S.run("front_office", request)
     run.update(handoffs=[], nested_runs_allowed=True)
     CALLS.clear()
-    runner = InMemoryRunner(agent=front_office, app_name="hotel")
-    session = await runner.session_service.create_session(app_name="hotel", user_id="guest-1")
-    answer, status = None, "ok"
+    status = "ok"
     try:
-        async for event in runner.run_async(
-            user_id="guest-1",
-            session_id=session.id,
-            new_message=types.Content(role="user", parts=[types.Part(text=request)]),
-        ):
-            if event.is_final_response() and event.content and event.content.parts:
-                answer = "".join(p.text or "" for p in event.content.parts)
+        answer = await final_answer(front_office, request, "hotel", "guest-1")
     except Exception as exc:
         print(f"   run failed as scripted: {type(exc).__name__}: {exc}")
         answer, status = None, "error"

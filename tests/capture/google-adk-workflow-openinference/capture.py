@@ -29,13 +29,12 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # LiteLLM would fetch its p
 # without this switch (DEFAULT_SETTINGS, the -default source) the trace holds no model call at all.
 os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "" if globals().get("DEFAULT_SETTINGS") else "1"
 
+from adk_runner import final_answer
 from claims import desk_tools, each_request, run_recorded
 from client import Scenario, failure, text, tool
 from google.adk.agents import LlmAgent, LoopAgent, SequentialAgent
 from google.adk.models.lite_llm import LiteLlm
-from google.adk.runners import InMemoryRunner
 from google.adk.tools.tool_context import ToolContext
-from google.genai import types
 from openinference.instrumentation.google_adk import GoogleADKInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -197,17 +196,9 @@ async def serve(request: str) -> None:
     run = s.run(root.name, request)
     run.update(handoffs=[], nested_runs_allowed=True)
     CALLS.clear()
-    runner = InMemoryRunner(agent=root, app_name="claims")
-    session = await runner.session_service.create_session(app_name="claims", user_id="customer-1")
-    answer, status = None, "ok"
+    status = "ok"
     try:
-        async for event in runner.run_async(
-            user_id="customer-1",
-            session_id=session.id,
-            new_message=types.Content(role="user", parts=[types.Part(text=request)]),
-        ):
-            if event.is_final_response() and event.content and event.content.parts:
-                answer = "".join(p.text or "" for p in event.content.parts) or answer
+        answer = await final_answer(root, request, "claims", "customer-1")
     except Exception as exc:
         print(f"   run failed as scripted: {type(exc).__name__}: {str(exc)[:160]}")
         answer, status = None, "error"

@@ -17,12 +17,11 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # LiteLLM would fetch its p
 if not DEFAULT_SETTINGS:
     os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "SPAN_ONLY"
 
+from adk_runner import final_answer  # noqa: E402
 from client import Scenario, failure, text, tool, tools  # noqa: E402
 from google.adk.agents import LlmAgent  # noqa: E402
 from google.adk.models.lite_llm import LiteLlm  # noqa: E402
-from google.adk.runners import InMemoryRunner  # noqa: E402
 from google.adk.tools.agent_tool import AgentTool  # noqa: E402
-from google.genai import types  # noqa: E402
 from opentelemetry import _logs, trace  # noqa: E402
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter  # noqa: E402
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # noqa: E402
@@ -163,17 +162,8 @@ async def run(agent: LlmAgent, request: str) -> str | None:
     """One agent run through an InMemoryRunner; records the ground truth of the run."""
     S.run(agent.name, request)
     CALLS.clear()
-    runner = InMemoryRunner(agent=agent, app_name="travel")
-    session = await runner.session_service.create_session(app_name="travel", user_id="u1")
-    answer = None
     try:
-        async for event in runner.run_async(
-            user_id="u1",
-            session_id=session.id,
-            new_message=types.Content(role="user", parts=[types.Part(text=request)]),
-        ):
-            if event.is_final_response() and event.content and event.content.parts:
-                answer = "".join(p.text or "" for p in event.content.parts)
+        answer = await final_answer(agent, request, "travel", "u1")
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {exc}")
         S.finish(None, "error", CALLS.get(agent.name, 0))

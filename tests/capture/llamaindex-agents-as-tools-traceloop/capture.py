@@ -21,13 +21,12 @@ either.
 """
 
 import asyncio
-import os
 from collections import Counter
 
 from client import Scenario, each, failure, text, tool
 from llama_index.core.agent.workflow import AgentInput, FunctionAgent
 from llama_index.core.tools import FunctionTool
-from llama_index.llms.openai_like import OpenAILike
+from llamaindex_llm import scripted_llm
 from telemetry import flush, traced
 
 
@@ -39,15 +38,7 @@ def openllmetry() -> list:
 
 tracer = traced("utility-desk", None if globals().get("INSTRUMENTATION") == "openlit" else openllmetry)
 
-llm = OpenAILike(
-    model="gpt-4o-mini",
-    api_base=os.environ["OPENAI_BASE_URL"],
-    api_key=os.environ["OPENAI_API_KEY"],
-    is_chat_model=True,
-    is_function_calling_model=True,
-    context_window=128000,
-    max_retries=0,
-)
+llm = scripted_llm(max_retries=0)
 s: Scenario  # the scenario whose request run the tools record into
 calls: Counter[str] = Counter()  # model calls per agent in the request being captured
 

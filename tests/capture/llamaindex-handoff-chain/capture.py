@@ -14,13 +14,11 @@ bookings' turn and the workflow fails.
 """
 
 import asyncio
-import os
-from collections import Counter
 
 from client import Scenario, failure, text, tool
-from llama_index.core.agent.workflow import AgentInput, AgentWorkflow, FunctionAgent, ToolCallResult
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
 from llama_index.core.tools import FunctionTool
-from llama_index.llms.openai_like import OpenAILike
+from llamaindex_workflow import scripted_llm, serve_request
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -34,14 +32,7 @@ trace.set_tracer_provider(provider)
 LlamaIndexInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("hotel-desk")
 
-llm = OpenAILike(
-    model="gpt-4o-mini",
-    api_base=os.environ["OPENAI_BASE_URL"],
-    api_key=os.environ["OPENAI_API_KEY"],
-    is_chat_model=True,
-    is_function_calling_model=True,
-    context_window=128000,
-)
+llm = scripted_llm()
 s: Scenario  # the scenario whose request run the tools record into
 
 
@@ -101,30 +92,7 @@ def workflow() -> AgentWorkflow:
 
 
 async def run(request: str) -> None:
-    truth = s.run("front_desk", request)
-    truth["handoffs"] = []
-    calls: Counter[str] = Counter()
-    acting = "front_desk"
-    handler = workflow().run(user_msg=request)
-    try:
-        async for event in handler.stream_events():
-            if isinstance(event, AgentInput):
-                acting = event.current_agent_name
-                calls[acting] += 1
-            elif isinstance(event, ToolCallResult) and event.tool_name == "handoff":
-                truth["handoffs"].append({"from": acting, "to": event.tool_kwargs["to_agent"]})
-        result = await handler
-        output, status = result.response.content, "ok"
-    except Exception as exc:
-        print(f"   run failed: {type(exc).__name__}: {exc}")
-        output, status = None, "error"
-    s.finish(output, status, sum(calls.values()))
-    truth.update(
-        nested_runs_allowed=True,
-        note="The request run is the workflow's, with every agent's model and tool calls; model calls per agent: "
-        + ", ".join(f"{name} {n}" for name, n in calls.items())
-        + ".",
-    )
+    await serve_request(s, workflow(), request, "front_desk")
 
 
 def hand(to: str, reason: str) -> dict:

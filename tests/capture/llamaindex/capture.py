@@ -12,12 +12,11 @@ transfer it is (`travel_agent` -> the agent it names), not as a tool call of the
 """
 
 import asyncio
-import os
 
 from client import Scenario, failure, text, tool, tools
 from llama_index.core.agent.workflow import AgentInput, AgentWorkflow, FunctionAgent, ToolCallResult
 from llama_index.core.tools import FunctionTool
-from llama_index.llms.openai_like import OpenAILike
+from llamaindex_llm import scripted_llm
 from openinference.instrumentation.llama_index import LlamaIndexInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -31,14 +30,7 @@ trace.set_tracer_provider(provider)
 LlamaIndexInstrumentor().instrument(tracer_provider=provider)
 tracer = trace.get_tracer("travel-service")
 
-llm = OpenAILike(
-    model="gpt-4o-mini",
-    api_base=os.environ["OPENAI_BASE_URL"],
-    api_key=os.environ["OPENAI_API_KEY"],
-    is_chat_model=True,
-    is_function_calling_model=True,
-    context_window=128000,
-)
+llm = scripted_llm()
 current: Scenario | None = None  # the scenario whose run the tools record into
 
 
