@@ -100,6 +100,9 @@ class Server:
         self.config = config
         self.config_path = config_path
         self.extra_receivers: list[Callable[[Ingest], Receiver]] = []  # started beside the configured ones
+        # Called with the time at each of the loop's ticks (every `TICK_SECONDS` at most): periodic work of its own
+        # (a grading worker's busy report) without a timer of its own, each of which wakes the loop and costs CPU.
+        self.on_tick: list[Callable[[float], None]] = []
         # Awaited at shutdown once what was held is graded, before open conversations are finished or kept (grading
         # workers: until the turns the others route here have come), with the shutdown deadline.
         self.before_finishing: Callable[[float], Awaitable[None]] | None = None
@@ -358,6 +361,8 @@ class Server:
                 asyncio.get_running_loop().run_in_executor(self._grading, release_memory)
             if self.reloader.changed(now):
                 self._spawn_reload("config file changed")
+            for hook in self.on_tick:
+                hook(now)
 
     def _until_next_tick(self) -> float:
         """Wake when the assembler's next trace may complete (so a run is graded `settle` after its last span,
