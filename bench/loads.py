@@ -87,14 +87,14 @@ def captured(copies: int) -> Load:
         if not p.name.endswith(".logs.pb")
     )
     requests: list[ts.ExportTraceServiceRequest] = []
-    current, held, traces = ts.ExportTraceServiceRequest(), 0, set()
+    current, held, traces = ts.ExportTraceServiceRequest(), 0, set[bytes]()
     for path in files:
         request = ts.ExportTraceServiceRequest.FromString(path.read_bytes())
         n = sum(len(ss.spans) for ss in _scopes(request))
-        ids = {s.trace_id for ss in _scopes(request) for s in ss.spans}
+        ids = {s.trace_id for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans}
         if held and held + n > MAX_SPANS and traces.isdisjoint(ids):
             requests.append(current)
-            current, held, traces = ts.ExportTraceServiceRequest(), 0, set()
+            current, held, traces = ts.ExportTraceServiceRequest(), 0, set[bytes]()
         current.resource_spans.extend(request.resource_spans)
         held += n
         traces |= ids
