@@ -119,6 +119,7 @@ def tool_calls(
     match(lambda c, f: free(c, f) and c.name == f.name)
     match(lambda c, f: free(c, f) and _spelling(c.name) == _spelling(f.name))
     match(lambda c, f: free(c, f) and tool_key(c.name) == tool_key(f.name))
+    _pair_the_lone(tree, steps, requested, executions, matched, used, free)
 
     conversations = _conversations(steps)
     results = _conversation_results(conversations)
@@ -179,6 +180,37 @@ def tool_calls(
     calls = [tc for _, tc in ordered]
     _fill_results(calls, list(recorded))
     return calls, _answer_text(answers[-1]) if answers else None
+
+
+def _pair_the_lone(
+    tree: Tree,
+    steps: list[Step],
+    requested: list[tuple[Step, int, RequestedCall]],
+    executions: list[tuple[Span, ToolFacts]],
+    matched: dict[int, int],
+    used: set[int],
+    free: Callable[[RequestedCall, ToolFacts], bool],
+) -> None:
+    """A response's one call no execution matched by name, and the one execution of that step no request matched:
+    one call (a framework that traces its tool under a display name of its own, renamed or translated)."""
+    lone_asks: dict[int, list[int]] = {}
+    for r, (step, _, _) in enumerate(requested):
+        if r not in matched:
+            lone_asks.setdefault(step.index, []).append(r)
+    if not lone_asks:
+        return
+    step_above = nearest_above(tree, {s.span.span_id: s.index for s in steps})
+    starts = sorted(s.span.start_ns for s in steps)
+    lone_runs: dict[int, list[int]] = {}
+    for e, (span, _) in enumerate(executions):
+        if e not in used:
+            at = step_above(span.span_id)
+            lone_runs.setdefault(at if at is not None else bisect_right(starts, span.start_ns), []).append(e)
+    for index, asks in lone_asks.items():
+        runs = lone_runs.get(index, [])
+        if len(asks) == 1 and len(runs) == 1 and free(requested[asks[0]][2], executions[runs[0]][1]):
+            matched[asks[0]] = runs[0]
+            used.add(runs[0])
 
 
 def _delivering(

@@ -338,6 +338,21 @@ def test_a_tool_the_framework_ran_to_deliver_the_last_answer_is_no_call_whatever
     assert graded(build)["budget"].outcome == "pass"
 
 
+def test_a_step_s_one_request_and_one_execution_under_another_name_are_one_call() -> None:
+    """A framework that traces its tool under a display name of its own (`Find an order`), not the name the
+    model called, with no call id: the response's one call and the step's one execution are one call."""
+
+    def build(app: Tracer, server: Tracer) -> None:
+        with agent(app):
+            chat(app, [user()], [asks(("c1", "lookup_order"))], "tool_calls")
+            with execute(app, "Find an order", result="shipped"):
+                pass
+            chat(app, [user(), asks(("c1", "lookup_order")), told("c1", "shipped")], [says("Shipped.")])
+
+    (call,) = the_run(build).tool_calls
+    assert (call.name, call.result, call.witnesses) == ("lookup_order", "shipped", ["request", "execution"])
+
+
 # --- failures in the shapes providers use --------------------------------------------------------
 
 
