@@ -28,7 +28,7 @@ from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.teams import MagenticOneGroupChat
 from autogen_core import EVENT_LOGGER_NAME
 from client import Scenario, each, failure, text, tool
-from model_calls import autogen_model
+from model_calls import autogen_assistant, autogen_model
 from telemetry import exported, flush
 from utility_desk import ACCOUNTS, METERING, desk_tools
 
@@ -44,15 +44,7 @@ acted: list[str] = []  # the owner of each model call of the request in progress
 
 
 def agent(name: str, description: str, tools: tuple[str, ...]) -> AssistantAgent:
-    return AssistantAgent(
-        name,
-        model_client=autogen_model(name, acted),
-        tools=[TOOLS[t] for t in tools],
-        description=description,
-        system_message=f"You are the power company's {name.replace('_', ' ')}. {description}",
-        reflect_on_tool_use=True,
-        max_tool_iterations=10,  # keep calling tools until it answers
-    )
+    return autogen_assistant(name, description, [TOOLS[t] for t in tools], acted, "the power company's")
 
 
 def team() -> MagenticOneGroupChat:
