@@ -24,10 +24,10 @@ from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.messages import BaseChatMessage
 from autogen_agentchat.teams import DiGraphBuilder, GraphFlow
 from autogen_core import EVENT_LOGGER_NAME
-from client import Scenario, each, failure, text, tool
+from client import Scenario, failure, text, tool
 from grid_desk import grid_tools
 from model_calls import autogen_assistant
-from telemetry import exported, flush
+from telemetry import each_handled, exported
 
 # autogen-core traces to the global provider; its events logger carries the content
 tracer = exported("grid-flow", content_logger=EVENT_LOGGER_NAME)
@@ -128,10 +128,8 @@ SCENARIOS = {
 
 async def main() -> None:
     global s
-    for s, request in each(SCENARIOS, nested_runs_allowed=True):  # noqa: B007 (the global the tools record into)
-        with tracer.start_as_current_span("handle_request"):
-            await run(request)
-        flush()
+    for s, request in each_handled(SCENARIOS, tracer):  # noqa: B007 (the global the tools record into)
+        await run(request)
 
 
 asyncio.run(main())

@@ -27,7 +27,7 @@ os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"
 
 import httpx2
 from claims import desk_tools
-from client import Scenario, each, failure, text, tool
+from client import Scenario, failure, text, tool
 from openai import AsyncOpenAI
 from semantic_kernel.agents import ChatCompletionAgent, ConcurrentOrchestration
 from semantic_kernel.connectors.ai import FunctionChoiceBehavior
@@ -35,7 +35,7 @@ from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
 from semantic_kernel.contents import AuthorRole, ChatMessageContent
 from semantic_kernel.functions import KernelPlugin, kernel_function
 from sk_orchestration import invoke, qualified, qualified_replies
-from telemetry import exported, flush
+from telemetry import each_handled, exported
 
 tracer = exported("claims-panel", content_logger="semantic_kernel")  # SK's GenAI content events
 
@@ -170,10 +170,8 @@ qualified_replies(SCENARIOS, PLUGIN)  # the scripted calls under the names SK gi
 
 async def main() -> None:
     global s
-    for s, request in each(SCENARIOS, nested_runs_allowed=True):  # noqa: B007 (the global the functions record into)
-        with tracer.start_as_current_span("handle_request"):
-            await run(request)
-        flush()
+    for s, request in each_handled(SCENARIOS, tracer):  # noqa: B007 (the global the functions record into)
+        await run(request)
 
 
 asyncio.run(main())
