@@ -9,7 +9,8 @@ object: whether the request is satisfied, the next speaker and its instruction),
 request is satisfied for the final answer the user gets. Agent Framework instruments itself (on by default)
 through the global OpenTelemetry providers, set here to SDK providers exporting OTLP/HTTP protobuf (traces, and
 log records); message content is turned on the documented way, ENABLE_SENSITIVE_DATA=true. Each request is
-wrapped in a `handle_request` span.
+wrapped in a `handle_request` span. Run as ../agent-framework-magentic-default/capture.py (DEFAULT_SETTINGS=True),
+sensitive data stays off, and every run's ground truth lists in `lacks` what that trace cannot carry.
 
 The ground truth is the request run of the orchestration, entered at the first agent the manager gives the floor
 (as for AutoGen's Magentic-One): the user's request, the manager's final answer, every model call made for it (the
@@ -21,21 +22,24 @@ In `indemnity_failure` the model backend fails during indemnity_clerk's turn, th
 import asyncio
 import os
 
-os.environ["ENABLE_SENSITIVE_DATA"] = "true"
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # the -default source: sensitive data stays off
+if not DEFAULT_SETTINGS:
+    os.environ["ENABLE_SENSITIVE_DATA"] = "true"
 
-from agent_framework import Agent, chat_middleware
-from agent_framework.openai import OpenAIChatCompletionClient
-from agent_framework_orchestrations import MagenticBuilder
-from claims import desk_tools
-from client import Scenario, failure, text, tool
-from magentic import ledger, planned, record_turns
-from telemetry import each_handled, exported
+from agent_framework import Agent, chat_middleware  # noqa: E402
+from agent_framework.openai import OpenAIChatCompletionClient  # noqa: E402
+from agent_framework_orchestrations import MagenticBuilder  # noqa: E402
+from claims import desk_tools  # noqa: E402
+from client import Scenario, failure, text, tool  # noqa: E402
+from magentic import ledger, planned, record_turns  # noqa: E402
+from telemetry import each_handled, exported  # noqa: E402
 
 tracer = exported("claims-magentic")  # Agent Framework traces (and logs) to the global providers
 
 s: Scenario  # the scenario being captured; the tools record into its request run
 TOOLS = desk_tools(lambda: s)
 MANAGER = "claims_conductor"
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what the default trace cannot carry
 acted: list[str] = []  # the owner of each model call of the request in progress, counted by its middleware
 
 
@@ -88,7 +92,7 @@ async def run(request: str) -> None:
     except Exception as exc:
         print(f"   run failed: {type(exc).__name__}: {str(exc)[:200]}")
         output, status = None, "error"
-    s.finish(output, status, len(acted))
+    s.finish(output, status, len(acted), lacks=LACKS if DEFAULT_SETTINGS else None)
     record_turns(truth, acted, MANAGER, "the Magentic orchestration's", "manager's")
 
 

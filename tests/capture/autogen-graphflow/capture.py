@@ -7,7 +7,9 @@ grid_surveyor, then repair_dispatcher, then arrears_officer only when the dispat
 `ARREARS` (the one conditional edge; otherwise the flow ends after the dispatcher). No agent chooses the next
 one by a tool: the flow's graph passes the floor. autogen-core traces to the global TracerProvider without
 content; its structured events (`autogen_core.events`: LLMCallEvent, ToolCallEvent) go through an OTel
-LoggingHandler as OTLP log records. Each request is wrapped in a `handle_request` span.
+LoggingHandler as OTLP log records. Each request is wrapped in a `handle_request` span. Run as
+../autogen-graphflow-default/capture.py (DEFAULT_SETTINGS=True), only the spans are exported, and every run's ground
+truth lists in `lacks` what spans alone cannot carry.
 
 The ground truth is the request run of the flow, entered at grid_surveyor: the user's request, the last agent's
 answer, every agent's model calls (counted at each agent's HTTP client, a retry not counted again), the tool
@@ -29,8 +31,10 @@ from grid_desk import grid_tools
 from model_calls import autogen_assistant
 from telemetry import each_handled, exported
 
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # spans only: the event logger is not exported
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results", "llm_calls"]  # what spans alone lack
 # autogen-core traces to the global provider; its events logger carries the content
-tracer = exported("grid-flow", content_logger=EVENT_LOGGER_NAME)
+tracer = exported("grid-flow", content_logger=None if DEFAULT_SETTINGS else EVENT_LOGGER_NAME)
 warnings.filterwarnings("ignore", "Resolved model mismatch")  # the scripted model echoes the requested name
 
 s: Scenario  # the scenario being captured; the tools record into its request run
@@ -61,7 +65,7 @@ def flow() -> GraphFlow:
 async def run(request: str) -> None:
     truth = s.run("grid_surveyor", request)
     acted.clear()
-    lacks = None
+    lacks = LACKS if DEFAULT_SETTINGS else None
     try:
         result = await flow().run(task=request)
         said = [m for m in result.messages if isinstance(m, BaseChatMessage) and m.source != "user"]
@@ -72,7 +76,7 @@ async def run(request: str) -> None:
         print(f"   run failed: {type(exc).__name__}: {str(exc)[:200]}")
         speakers, output, status = None, None, "error"
         # AutoGen records a model call only when it succeeds: the failed one is not in the trace
-        lacks = ["llm_calls"]
+        lacks = sorted({*(lacks or ()), "llm_calls"})
     handoffs = [{"from": a, "to": b} for a, b in pairwise(acted) if a != b]
     assert speakers is None or handoffs == [{"from": a, "to": b} for a, b in pairwise(speakers) if a != b]
     s.finish(output, status, len(acted), lacks=lacks)

@@ -8,7 +8,9 @@ the model as `<Plugin>-<function>`. The two agents run at once; each agent's HTT
 reach the scripted model in a fixed interleaving (the scenario's `ORDER`), so that each call gets its scripted
 reply: the agents still overlap, only which of two concurrent requests goes first is pinned. SK reads its switches
 at import: SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS(_SENSITIVE); chat content is written as Python
-log records, sent here through an OTLP LoggerProvider. Each request is wrapped in a `handle_request` span.
+log records, sent here through an OTLP LoggerProvider. Each request is wrapped in a `handle_request` span. Run as
+../semantic-kernel-concurrent-default/capture.py (DEFAULT_SETTINGS=True), only the non-sensitive switch is on and
+every run's ground truth lists in `lacks` what the spans then cannot carry.
 
 The ground truth is the request run of the orchestration, entered at its first member (as for the other
 concurrent captures): the user's request, the joined answer (which no span carries, each agent's own answer being
@@ -23,19 +25,20 @@ import asyncio
 import os
 
 os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS"] = "true"
-os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # the -default source: the sensitive switch stays off
+os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = str(not DEFAULT_SETTINGS).lower()
 
-import httpx2
-from claims import desk_tools
-from client import Scenario, failure, text, tool
-from openai import AsyncOpenAI
-from semantic_kernel.agents import ChatCompletionAgent, ConcurrentOrchestration
-from semantic_kernel.connectors.ai import FunctionChoiceBehavior
-from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
-from semantic_kernel.contents import AuthorRole, ChatMessageContent
-from semantic_kernel.functions import KernelPlugin, kernel_function
-from sk_orchestration import invoke, qualified, qualified_replies
-from telemetry import each_handled, exported
+import httpx2  # noqa: E402
+from claims import desk_tools  # noqa: E402
+from client import Scenario, failure, text, tool  # noqa: E402
+from openai import AsyncOpenAI  # noqa: E402
+from semantic_kernel.agents import ChatCompletionAgent, ConcurrentOrchestration  # noqa: E402
+from semantic_kernel.connectors.ai import FunctionChoiceBehavior  # noqa: E402
+from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion  # noqa: E402
+from semantic_kernel.contents import AuthorRole, ChatMessageContent  # noqa: E402
+from semantic_kernel.functions import KernelPlugin, kernel_function  # noqa: E402
+from sk_orchestration import invoke, qualified, qualified_replies  # noqa: E402
+from telemetry import each_handled, exported  # noqa: E402
 
 tracer = exported("claims-panel", content_logger="semantic_kernel")  # SK's GenAI content events
 
@@ -47,6 +50,7 @@ PLUGIN = {**dict.fromkeys(COVERAGE, "Coverage"), **dict.fromkeys(DISBURSEMENT, "
 acted: list[str] = []  # the agent behind each model call of the request in progress, in the order sent
 turn = {"order": [], "next": 0}  # the scenario's interleaving of the two agents' model calls
 moved: asyncio.Condition  # notified when a model call's response arrives
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what spans without content lack
 
 
 def first_try(request: httpx2.Request) -> bool:
@@ -110,7 +114,9 @@ async def run(request: str) -> None:
     output, status = await invoke(orchestration(), request)
     qualified(truth["tool_calls"], PLUGIN)
     # the joined answer is on no span (each agent's own answer is): the trace cannot carry the output
-    s.finish(output, status, len(acted), lacks=["output"] if output is not None else None)
+    s.finish(
+        output, status, len(acted), lacks=LACKS if DEFAULT_SETTINGS else ["output"] if output is not None else None
+    )
     truth.update(
         handoffs=[],
         nested_runs_allowed=True,
