@@ -17,7 +17,7 @@ from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import PARTS, Handoff, LLMCall, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
-from otelgrade.rebuild.dialects.autogen import runtime_team
+from otelgrade.rebuild.dialects.autogen import runtime_message, runtime_team
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
 from otelgrade.rebuild.handoffs import (
     ACTED,
@@ -256,7 +256,8 @@ def _request(
         and (request.output is None or (run.root.end_ns <= last.root.start_ns and not head_spoke_last))
     ):
         request.output = built[last.root.span_id].output  # after the head's turn, or where the head said nothing
-    if request.status == "ok" and last is not None and run.facts.output is None and _in_parallel(tree, last, members):
+    own_answer = run.facts.output is not None and all(m is not run for m in members)  # a system span's record
+    if request.status == "ok" and last is not None and not own_answer and _in_parallel(tree, last, members):
         request.output = None  # agents that answered side by side: their answers were joined off the trace
         request.lacks = sorted({*request.lacks, "output"})
     _answers_of_agents_as_tools(request, members, built)
@@ -529,6 +530,9 @@ def _link(
                 _names_next(built, giver, run) or is_transfer(built[giver.root.span_id].tool_calls[-1].name)
             ):
                 how = ""  # one request, but no call of it says control passed: a turn of a group chat
+            if giver is None:  # one message a runtime published to several agents at once: they work side by side
+                giver = _heard_together(tree, top, run)
+                how = "" if giver is not None else how
             if giver is None:  # the turn passed with no call: the next agent carries on the same conversation
                 giver = next((r for r in reversed(top) if r is not run and _carries_on(tree, built, r, run)), None)
                 if giver is not None:  # one request: the floor of a team's chat passed, or a pipeline's next step
@@ -580,6 +584,22 @@ def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: R
         return False
     said = {m.get("content") for m in after.llm_calls[0].input_messages if isinstance(m.get("content"), str)}
     return bool(before.output) and before.output in said
+
+
+def _heard_together(tree: Tree, top: Sequence[Run], run: Run) -> Run | None:
+    """The earlier run that handled the same message a runtime published as this one (a concurrent team's
+    members, each given the request at once), if any."""
+    heard = runtime_message(tree, run.root.span_id)
+    if heard is None:
+        return None
+    return next(
+        (
+            r
+            for r in top
+            if r is not run and r.root.start_ns <= run.root.start_ns and runtime_message(tree, r.root.span_id) == heard
+        ),
+        None,
+    )
 
 
 def _teams(tree: Tree, runs: Sequence[Run]) -> dict[str, tuple[str, bool]]:

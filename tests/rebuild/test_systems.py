@@ -381,3 +381,27 @@ def test_one_kind_of_agent_run_twice_the_second_given_the_first_s_answer_is_one_
     requests, _ = _requests(_pipeline_of_one_kind)
     assert len(requests) == 1 and len(requests[0].llm_calls) == 2  # a pipeline's step, no second request
     assert (requests[0].input, requests[0].output) == (QUESTION, "Booked.")
+
+
+def _published_to_both(tracer: Any) -> None:
+    """One message a runtime published to a team's topic, handled by two agents at once (a concurrent
+    orchestration), their answers joined by the orchestration off the trace."""
+    t0 = 1_700_000_000_000_000_000
+    with tracer.start_as_current_span("handle_request", start_time=t0):
+        publish = tracer.start_span(f"runtime publish {TEAM}.(concurrent)-T", start_time=t0 + 1)
+        with trace.use_span(publish, end_on_exit=False):
+            for i, (agent, said) in enumerate((("planner", "Plan: Lyon."), ("booker", "Booked Lyon."))):
+                actor = tracer.start_span(f"runtime process {agent}_{TEAM}.(concurrent)-A", start_time=t0 + 10 + i)
+                with trace.use_span(actor, end_on_exit=False):
+                    invocation = _invoke_at(tracer, agent, t0 + 20 + i)
+                    with trace.use_span(invocation, end_on_exit=False):
+                        _chat(tracer, [parts_user(QUESTION)], _answer(said))
+                    invocation.end(end_time=t0 + 10**9 + i)
+                actor.end(end_time=t0 + 10**9 + 10 + i)
+        publish.end(end_time=t0 + 2 * 10**9)
+
+
+def test_agents_handling_one_published_message_at_once_are_one_request_lacking_the_joined_answer() -> None:
+    requests, _ = _requests(_published_to_both)
+    assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]  # not a request per agent
+    assert requests[0].handoffs == [] and requests[0].output is None and "output" in requests[0].lacks

@@ -64,6 +64,16 @@ def runtime_team(tree: Tree, root: str) -> tuple[str, bool] | None:
     return None
 
 
+def runtime_message(tree: Tree, root: str) -> str | None:
+    """The span of the one message a runtime published that an agent's invocation handles: agents handling the
+    same published message heard it together (a concurrent team's fan-out)."""
+    for above in tree.ancestors(root):
+        if _ACTOR.match(tree.spans[above].name):
+            parent = tree.parent.get(above)
+            return parent if parent is not None and " publish " in tree.spans[parent].name else None
+    return None
+
+
 def _team(agent_id: object) -> str | None:
     """The group chat a run is a turn of: AutoGen's agent id is `type/key`, and a team starts every agent of its
     chat under one key (its own id)."""
