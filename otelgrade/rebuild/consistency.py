@@ -29,7 +29,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from otelgrade.core.trajectory import PARTS, REDACTED, Disagreement, LLMCall, Part, Trajectory
+from otelgrade.core.trajectory import PARTS, REDACTED, Disagreement, LLMCall, Part, ToolCall, Trajectory
 from otelgrade.rebuild.messages import function_of
 from otelgrade.rebuild.span_readers import announces_tools
 
@@ -81,13 +81,18 @@ def _tool_witnesses(run: Trajectory) -> list[Disagreement]:
         return []
     out = []
     calls = run.tool_calls
-    if (
-        len(calls) > 1
-        and any("request" in c.witnesses for c in calls)
-        and any("execution" in c.witnesses for c in calls)
-    ):
-        lone_asks = [c.name for c in calls if c.witnesses == ["request"] and not c.error]
-        lone_runs = [c.name for c in calls if c.witnesses == ["execution"]]
+    by_agent: dict[str | None, list[ToolCall]] = {}
+    for c in calls:  # each agent's model is its calls' witness: a code agent's calls are asked in its code
+        by_agent.setdefault(c.agent, []).append(c)
+    mixed = [
+        c
+        for own in by_agent.values()
+        if any("request" in c.witnesses for c in own) and any("execution" in c.witnesses for c in own)
+        for c in own
+    ]
+    if len(calls) > 1 and mixed:
+        lone_asks = [c.name for c in mixed if c.witnesses == ["request"] and not c.error]
+        lone_runs = [c.name for c in mixed if c.witnesses == ["execution"]]
         if lone_asks or lone_runs:
             said = []
             if lone_asks:

@@ -76,16 +76,19 @@ def decide(
     invocations: Sequence[tuple[Span, str | None, str | None]],
     agent_spans: Collection[str] = (),
     described: Mapping[str, str] | None = None,
-) -> tuple[dict[int, Handoff], set[int], list[Handoff]]:
+) -> tuple[dict[int, Handoff], set[int], list[Handoff], list[tuple[Span, str | None, str]]]:
     """The calls (by index) that are control transfers, each as a handoff, those of them that are delegations
-    (the agent they hand to ran within the call, and the caller carries on after), and the further handoffs of a
-    call that delegated to several agents at once. `invocations` are the request's
-    agent runs: root span, agent name, and the root of the run that encloses it; `agent_spans` the spans that are
-    agents' invocations (any other span under a run is one of its steps: a chain, a graph node, a model call);
-    `described` what the executed tools say they do, by execution span (`descriptions`)."""
+    (the agent they hand to ran within the call, and the caller carries on after), the further handoffs of a
+    call that delegated to several agents at once, and the agents invoked within a step of their caller's with no
+    call of the caller's to stand for them (root, agent, caller: an agent called from the caller's code).
+    `invocations` are the request's agent runs: root span, agent name, and the root of the run that encloses it;
+    `agent_spans` the spans that are agents' invocations (any other span under a run is one of its steps: a chain,
+    a graph node, a model call); `described` what the executed tools say they do, by execution span
+    (`descriptions`)."""
     described = described or {}
     out: dict[int, Handoff] = {}
     more: list[Handoff] = []  # the other agents a call delegated to at once
+    uncalled: list[tuple[Span, str | None, str]] = []  # agents called from a caller's code: no call on the trace
     delegations: set[int] = set()
     settled: set[int] = set()  # agents called as tools: decided, not transfers
     agents = {name for _, name, _ in invocations if name} | {c.agent for c in llm_calls if c.agent}
@@ -117,6 +120,8 @@ def decide(
             )
         if i is not None and i not in out:
             ran_in.setdefault(i, []).append((name, how))
+        elif i is None and enclosing in agent_of_run and _under_a_step(tree, root.span_id, enclosing, agent_spans):
+            uncalled.append((root, name, agent_of_run[enclosing]))
     for i, ran in ran_in.items():
         call = calls[i]
         name, how = ran[0]
@@ -179,7 +184,7 @@ def decide(
                 (a for s, a in sorted(agent_at.items()) if s > call.step and a != call.agent), None
             )
             out[i] = _handoff(call, taker, NAME_HINT)
-    return out, delegations, more
+    return out, delegations, more, uncalled
 
 
 def stated_alone(

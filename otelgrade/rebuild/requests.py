@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import PARTS, Handoff, LLMCall, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
@@ -103,7 +104,7 @@ def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, regio
     if not statements and not any(is_transfer(c.name) for c in run.tool_calls):
         # most runs of one agent: nothing to decide, unless its model speaks as other agents in turn
         return _agents_by_instructions(tree, classified, run, region) if len(run.llm_calls) > 1 else run
-    decided, _, _ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
+    decided, *_ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
     run.tool_calls, transfers, _ = _split(run.tool_calls, decided)
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name
@@ -223,7 +224,7 @@ def _request(
     invocations = [(m.root, built[m.root.span_id].agent_name, enclosing.get(m.root.span_id)) for m in members]
     agent_spans = {s for s in region if isinstance(getattr(classified.get(s), "facts", None), RunFacts)}
     statements = stated(classified, region)
-    decided, delegations, broadcast = decide(
+    decided, delegations, broadcast, uncalled = decide(
         tree,
         request.tool_calls,
         request.llm_calls,
@@ -233,6 +234,8 @@ def _request(
         descriptions(classified, region),
     )
     alone = stated_alone(tree, request.tool_calls, request.llm_calls, statements, decided.values())
+    if uncalled:
+        request.tool_calls = _called_from_code(tree, request, uncalled, built)
     request.tool_calls, transfers, transferred = _split(request.tool_calls, decided)
     transfers = sorted([*transfers, *alone, *broadcast], key=lambda h: h.step)
     _failed_by_last_agent(request, [built[m.root.span_id] for m in members])
@@ -298,7 +301,7 @@ def _graph_of_agents(
     if len(set(agent_of.values())) < 2:
         return None
     request = build(tree, classified, run, region, notes, agent_of)
-    decided, _, _ = decide(
+    decided, *_ = decide(
         tree,
         request.tool_calls,
         request.llm_calls,
@@ -451,6 +454,39 @@ def _returns(candidates: list[Handoff], transfers: list[Handoff], request: Traje
         if not any(t.to_agent == giver and transfer.step < t.step <= back for t in transfers):
             returns.append(Handoff(from_agent=taker, to_agent=giver, step=back, decided_by=ACTED))
     return returns
+
+
+def _called_from_code(
+    tree: Tree, request: Trajectory, uncalled: Sequence[tuple[Span, str | None, str]], built: dict[str, Trajectory]
+) -> list[ToolCall]:
+    """The request's tool calls with the agents its agents called from their own code (a code agent's managed
+    agent: its invocation under the caller's step, no call asked for on the trace), each an agent called as a tool
+    at the caller's last step before it: what it was asked is not on the trace as a call's arguments, what it
+    answered is."""
+    added = []
+    for root, name, caller in uncalled:
+        steps = [
+            c.step
+            for c in request.llm_calls
+            if c.agent == caller and c.span_id in tree.spans and tree.spans[c.span_id or ""].start_ns <= root.start_ns
+        ]
+        if not name or not steps:
+            continue
+        own = built[root.span_id]
+        added.append(
+            ToolCall(
+                name=name,
+                result=own.output,
+                error=own.status == "error",
+                step=max(steps),
+                span_id=root.span_id,
+                duration_s=own.duration_s,
+                agent=caller,
+                witnesses=["execution"],
+            )
+        )
+    order = {c.span_id: tree.order.get(c.span_id or "", -1) for c in [*request.tool_calls, *added]}
+    return sorted([*request.tool_calls, *added], key=lambda c: (c.step, order.get(c.span_id, -1)))
 
 
 def _split(calls: list[ToolCall], decided: dict[int, Handoff]) -> tuple[list[ToolCall], list[Handoff], list[ToolCall]]:

@@ -473,3 +473,31 @@ def test_a_single_agent_span_whose_model_takes_another_agent_s_instructions_afte
     (run,) = rebuild(decode_traces(_otlp(_one_span_for_two_agents)).spans)
     assert [t.name for t in run.tool_calls] == ["delete_account"]  # the transfer is no tool call
     assert [h.to_agent for h in run.handoffs] == ["billing_desk"]
+
+
+def _code_agent(tracer: Any) -> None:
+    """A code agent: its model answers with code (no tool call), and that code runs a managed agent, whose
+    invocation sits under the code agent's step with no tool span; the managed agent's model asks for a tool."""
+    from opentelemetry import trace
+
+    with trace.use_span(_invoke(tracer, "librarian"), end_on_exit=True):
+        with tracer.start_as_current_span("Step 1"):
+            _chat(
+                tracer,
+                [parts_user(QUESTION)],
+                [{"role": "assistant", "parts": [{"type": "text", "content": "clerk(task='renew')"}]}],
+            )
+            with trace.use_span(_invoke(tracer, "clerk"), end_on_exit=True):
+                _chat(tracer, [parts_user("renew")], [parts_calls(("c1", "renew_card", {"card": "L-1"}))])
+                with trace.use_span(_execute(tracer, "renew_card", "c1", "renewed"), end_on_exit=True):
+                    pass
+                _chat(tracer, [parts_user("renew")], DONE)
+        with tracer.start_as_current_span("Step 2"):
+            _chat(tracer, [parts_user(QUESTION)], DONE)
+
+
+def test_an_agent_a_code_agent_runs_from_its_code_is_a_call_of_the_request_under_the_agent_s_name() -> None:
+    runs = rebuild(decode_traces(_otlp(_code_agent)).spans)
+    request = next(r for r in runs if r.parent_span_id is None)
+    assert [(t.name, t.agent) for t in request.tool_calls] == [("clerk", "librarian"), ("renew_card", "clerk")]
+    assert "tool_calls" not in request.lacks  # each agent's calls agree with what its own model asked

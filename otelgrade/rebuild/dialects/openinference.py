@@ -70,11 +70,19 @@ def _speaker(span: Span) -> str | None:
 def agent(span: Span) -> RunFacts:
     attrs = span.attributes
     return RunFacts(
-        agent_name=text(first(attrs, "agent.name", "graph.node.id")) or _graph_node(span) or span.name or None,
+        agent_name=text(first(attrs, "agent.name", "graph.node.id")) or _graph_node(span) or _spanned(span) or None,
         input=_value_text(attrs, "input", user=True),
         output=_value_text(attrs, "output", user=False),
         handed_off_from=text(attrs.get("graph.node.parent_id")),
     )
+
+
+def _spanned(span: Span) -> str:
+    """The agent a span's name names: smolagents' agent spans are `<agent name>.run`."""
+    name = span.name or ""
+    if name.endswith(".run") and "smolagents.max_steps" in span.attributes:
+        return name.removesuffix(".run")
+    return name
 
 
 def llm(span: Span) -> LLMFacts:
