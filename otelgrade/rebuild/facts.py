@@ -11,6 +11,7 @@ from typing import Any
 
 from otelgrade.core.spans import Span
 from otelgrade.rebuild.messages import function_of, parse_json_maybe
+from otelgrade.rebuild.react import action
 
 
 @dataclass(slots=True)
@@ -99,7 +100,7 @@ class Step:
 
 
 def requested_calls(messages: list[dict[str, Any]]) -> list[RequestedCall]:
-    """The tool calls that assistant messages ask for, in order."""
+    """The tool calls that assistant messages ask for, in order (as tool calls, else in ReAct's text form)."""
     calls = []
     for message in messages:
         for call in message.get("tool_calls") or ():
@@ -112,4 +113,8 @@ def requested_calls(messages: list[dict[str, Any]]) -> list[RequestedCall]:
                 calls.append(
                     RequestedCall(name, str(call_id) if call_id else None, parse_json_maybe(function.get("arguments")))
                 )
+    if not calls:  # a ReAct agent asks in text
+        for message in messages:
+            if message.get("role") == "assistant" and (found := action(message.get("content"))) is not None:
+                calls.append(RequestedCall(found[1], found[0], found[2]))
     return calls

@@ -19,6 +19,7 @@ from otelgrade.core.trajectory import ToolCall
 from otelgrade.rebuild.facts import RequestedCall, Step, ToolFacts
 from otelgrade.rebuild.messages import Message, assistant_text, parse_json_maybe, tool_results, tool_value
 from otelgrade.rebuild.outputs import placeholder
+from otelgrade.rebuild.react import with_observations
 from otelgrade.rebuild.span_readers import duration_s
 from otelgrade.rebuild.tool_errors import failed_results, says_failed
 from otelgrade.rebuild.transfers import answer_tools as named_answer_tools
@@ -307,7 +308,7 @@ def _conversations(steps: list[Step]) -> list[list[Message]]:
     the request's last assistant message."""
     out = []
     for before, step in zip([None, *steps], steps, strict=False):
-        messages = step.facts.input_messages
+        messages = with_observations(step.facts.input_messages)
         last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
         unnamed = [i for i in range(last + 1, len(messages)) if messages[i].get("role") == "tool"]
         unnamed = [i for i in unnamed if not messages[i].get("tool_call_id")]

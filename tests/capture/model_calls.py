@@ -39,3 +39,19 @@ def autogen_model(owner: str, acted: list[str], **model_info: Any) -> Any:
         },
         http_client=counting_http(owner, acted),
     )
+
+
+def autogen_assistant(name: str, description: str, tools: list[Any], acted: list[str], trade: str) -> Any:
+    """An AutoGen `AssistantAgent` of `trade` ("the power company's") on `autogen_model`, that keeps calling
+    `tools` until it answers and then reflects on their results."""
+    from autogen_agentchat.agents import AssistantAgent
+
+    return AssistantAgent(
+        name,
+        model_client=autogen_model(name, acted),
+        tools=tools,
+        description=description,
+        system_message=f"You are {trade} {name.replace('_', ' ')}. {description}",
+        reflect_on_tool_use=True,
+        max_tool_iterations=10,  # keep calling tools until it answers
+    )

@@ -28,3 +28,10 @@ def qualified(calls: list[dict[str, Any]], plugin: dict[str, str]) -> list[dict[
     for call in calls:
         call["name"] = f"{plugin[call['name']]}-{call['name']}"
     return calls
+
+
+def qualified_replies(scenarios: dict[str, tuple[Any, list[dict[str, Any]]]], plugin: dict[str, str]) -> None:
+    """Rename the scripted tool calls of every scenario ({name: (request, replies)}) as SK shows them to the model."""
+    for _request, replies in scenarios.values():
+        for reply in replies:
+            qualified(reply.get("tool_calls", []), plugin)

@@ -5,7 +5,7 @@ Importable from any capture environment that has opentelemetry-sdk and its OTLP/
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from opentelemetry import trace
@@ -79,3 +79,15 @@ def exported(service: str, content_logger: str | None = None) -> trace.Tracer:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
     return trace.get_tracer(service)
+
+
+def each_handled(scenarios: dict[str, tuple[str, list[dict[str, Any]]]], tracer: trace.Tracer) -> Iterator[Any]:
+    """Open each scenario of {name: (request, replies)} in turn (nested runs allowed, for multi-agent systems) and
+    hand the script its scenario and request inside the application's `handle_request` span; the providers are
+    flushed before the scenario closes."""
+    from client import each
+
+    for scenario, request in each(scenarios, nested_runs_allowed=True):
+        with tracer.start_as_current_span("handle_request"):
+            yield scenario, request
+        flush()

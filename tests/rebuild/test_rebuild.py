@@ -436,6 +436,25 @@ def test_structured_messages_on_an_inference_details_log_record() -> None:
     assert run.messages == [{"role": "user", "content": "Capital of Peru?"}, {"role": "assistant", "content": "Lima."}]
 
 
+def test_inference_details_split_over_several_events_are_read_together() -> None:
+    """Strands on the latest GenAI conventions writes one details event per attribute: the request's messages in
+    one, the answer in the next."""
+    asked = Event(
+        "gen_ai.client.inference.operation.details", 2 * MS, {"gen_ai.input.messages": [parts_user("Capital?")]}
+    )
+    said = Event(
+        "gen_ai.client.inference.operation.details",
+        3 * MS,
+        {"gen_ai.output.messages": [{"role": "assistant", "parts": [{"type": "text", "content": "Lima."}]}]},
+    )
+    spans = [
+        span("1", None, "invoke_agent geo", {"gen_ai.operation.name": "invoke_agent"}, 0, 10),
+        span("2", "1", "chat m", {"gen_ai.operation.name": "chat"}, 1, 9),
+    ]
+    [run] = rebuild(spans, [LogEvent(TRACE, "2".rjust(16, "0"), e) for e in (asked, said)])
+    assert (run.input, run.output) == ("Capital?", "Lima.") and "messages" not in run.lacks
+
+
 def test_an_empty_agent_span_is_a_placeholder_but_one_that_says_something_is_a_run() -> None:
     """LangGraph's Traceloop instrumentation writes an empty `invoke_agent` beside the real work; an agent span
     whose content is on the span itself (its request and answer, or its model calls recorded as events) is not."""

@@ -135,11 +135,11 @@ def _message_attrs(span: Span) -> tuple[list[msg.Message], list[msg.Message], li
     attrs = span.attributes
     raw_in, raw_out = attrs.get("gen_ai.input.messages"), attrs.get("gen_ai.output.messages")
     if raw_in is None and raw_out is None:
-        for event in span.events:
+        for event in span.events:  # one event with both, or (Strands) one event per attribute
             if event.name == _DETAILS_EVENT:
                 details = payload(event)
-                raw_in, raw_out = details.get("gen_ai.input.messages"), details.get("gen_ai.output.messages")
-                break
+                raw_in = raw_in if raw_in is not None else details.get("gen_ai.input.messages")
+                raw_out = raw_out if raw_out is not None else details.get("gen_ai.output.messages")
     outputs = msg.as_list(raw_out)
     return from_genai(msg.as_list(raw_in)), from_genai(outputs), outputs
 

@@ -20,15 +20,14 @@ the second agent's, and the team raises.
 """
 
 import asyncio
-import json
 import warnings
-from itertools import pairwise
 
 from autogen_agentchat.agents import AssistantAgent
 from autogen_agentchat.teams import MagenticOneGroupChat
 from autogen_core import EVENT_LOGGER_NAME
 from client import Scenario, each, failure, text, tool
-from model_calls import autogen_model
+from magentic import ledger, planned, record_turns
+from model_calls import autogen_assistant, autogen_model
 from telemetry import exported, flush
 from utility_desk import ACCOUNTS, METERING, desk_tools
 
@@ -44,15 +43,7 @@ acted: list[str] = []  # the owner of each model call of the request in progress
 
 
 def agent(name: str, description: str, tools: tuple[str, ...]) -> AssistantAgent:
-    return AssistantAgent(
-        name,
-        model_client=autogen_model(name, acted),
-        tools=[TOOLS[t] for t in tools],
-        description=description,
-        system_message=f"You are the power company's {name.replace('_', ' ')}. {description}",
-        reflect_on_tool_use=True,
-        max_tool_iterations=10,  # keep calling tools until it answers
-    )
+    return autogen_assistant(name, description, [TOOLS[t] for t in tools], acted, "the power company's")
 
 
 def team() -> MagenticOneGroupChat:
@@ -79,44 +70,8 @@ async def run(request: str) -> None:
         output, status = None, "error"
         # AutoGen records a model call only when it succeeds: the failed one is not in the trace
         lacks = sorted({*(lacks or ()), "llm_calls"})
-    turns = [name for name in acted if name != "orchestrator"]
     s.finish(output, status, len(acted), lacks=lacks)
-    truth.update(
-        handoffs=[{"from": a, "to": b} for a, b in pairwise(turns) if a != b],
-        nested_runs_allowed=True,
-        note="The request run is the Magentic-One team's, with every model call made for it: the orchestrator's "
-        f"(facts, plan, a progress ledger before each turn, the final answer) and each agent's; by whom: {acted}.",
-    )
-
-
-def ledger(next_speaker: str | None, instruction: str = "") -> dict:
-    """The orchestrator's progress ledger: the floor to `next_speaker` with `instruction`, or (None) done."""
-    done = next_speaker is None
-
-    def entry(answer: object, reason: str) -> dict:
-        return {"reason": reason, "answer": answer}
-
-    return text(
-        json.dumps(
-            {
-                "is_request_satisfied": entry(done, "the desks have answered" if done else "work remains"),
-                "is_in_loop": entry(False, "each step is new"),
-                "is_progress_being_made": entry(True, "the desks are acting"),
-                "next_speaker": entry(next_speaker or "metering_desk", "its desk handles this"),
-                "instruction_or_question": entry(instruction or "Nothing more.", "the next step of the plan"),
-            }
-        )
-    )
-
-
-def planned(steps: list[dict], answer: str | None) -> list[dict]:
-    """The orchestrator's facts and plan, the steps (ledgers and the agents' replies), then, when `answer` is
-    given, the ledger that declares the request satisfied and the final answer."""
-    head = [
-        text("GIVEN FACTS: the customer's request. FACTS TO LOOK UP: the desk records."),
-        text("- Ask the desk that owns the request to act on it, then report back to the customer."),
-    ]
-    return [*head, *steps, *([ledger(None), text(answer)] if answer else [])]
+    record_turns(truth, acted, "orchestrator", "the Magentic-One team's", "orchestrator's")
 
 
 FIRST = {  # the agent the orchestrator gives the floor first
@@ -136,6 +91,7 @@ SCENARIOS = {
                 text("M-88 reads 4120 kWh; technician booked for Tuesday, job JT-301."),
             ],
             "Meter M-88 reads 4120 kWh; a technician comes on Tuesday (job JT-301).",
+            "metering_desk",
         ),
     ),
     "fee_waiver_error": (
@@ -150,6 +106,7 @@ SCENARIOS = {
                 text("The fee could not be waived: the fee ledger is closed for month-end."),
             ],
             "M-88 reads 4120 kWh, but the late fee on INV-2207 could not be waived: the ledger is closed.",
+            "metering_desk",
         ),
     ),
     "close_account": (
@@ -161,6 +118,7 @@ SCENARIOS = {
                 text("Account c-5521 is closed."),
             ],
             "Your power account c-5521 has been closed.",
+            "metering_desk",
         ),
     ),
     "accounts_failure": (
@@ -174,6 +132,7 @@ SCENARIOS = {
                 failure(503, "model backend overloaded"),
             ],
             None,
+            "metering_desk",
         ),
     ),
 }
