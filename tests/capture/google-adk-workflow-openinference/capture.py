@@ -29,11 +29,10 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # LiteLLM would fetch its p
 # without this switch (DEFAULT_SETTINGS, the -default source) the trace holds no model call at all.
 os.environ["ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN"] = "" if globals().get("DEFAULT_SETTINGS") else "1"
 
-from adk_runner import final_answer
+from adk_runner import counting_agent, workflow_request
 from claims import desk_tools, each_request, run_recorded
 from client import Scenario, failure, text, tool
 from google.adk.agents import LlmAgent, LoopAgent, SequentialAgent
-from google.adk.models.lite_llm import LiteLlm
 from google.adk.tools.tool_context import ToolContext
 from openinference.instrumentation.google_adk import GoogleADKInstrumentor
 from opentelemetry import trace
@@ -71,31 +70,14 @@ def approve_and_close(claim_id: str, tool_context: ToolContext) -> str:
     return result
 
 
-def count_call(callback_context, llm_request):
-    CALLS[callback_context.agent_name] = CALLS.get(callback_context.agent_name, 0) + 1
-
-
 def handed_over(tool, args, tool_context, tool_response):
     """ADK's transfer tool, as it ran: a handoff of the request, not one of its tool calls."""
     if tool.name == "transfer_to_agent":
         s.runs[-1]["handoffs"].append({"from": tool_context.agent_name, "to": args["agent_name"]})
 
 
-def recover(tool, args, tool_context, error):
-    return {"error": str(error)}
-
-
 def agent(name: str, instruction: str, tools: list, **extra) -> LlmAgent:
-    return LlmAgent(
-        name=name,
-        model=LiteLlm(model="openai/gpt-4o-mini", api_base=os.environ["OPENAI_BASE_URL"]),
-        instruction=instruction,
-        tools=tools,
-        before_model_callback=count_call,
-        after_tool_callback=handed_over,
-        on_tool_error_callback=recover,
-        **extra,
-    )
+    return counting_agent(name, instruction, tools, CALLS, after_tool_callback=handed_over, **extra)
 
 
 def pipeline() -> SequentialAgent:
@@ -193,17 +175,7 @@ SCENARIOS = {
 async def serve(request: str) -> None:
     """One user request through an InMemoryRunner at its root agent; records its ground truth."""
     root = review_loop() if s.name == "review_loop" else pipeline()
-    run = s.run(root.name, request)
-    run.update(handoffs=[], nested_runs_allowed=True)
-    CALLS.clear()
-    status = "ok"
-    try:
-        answer = await final_answer(root, request, "claims", "customer-1")
-    except Exception as exc:
-        print(f"   run failed as scripted: {type(exc).__name__}: {str(exc)[:160]}")
-        answer, status = None, "error"
-    s.finish(answer, status, sum(CALLS.values()), lacks=LACKS if DEFAULT_SETTINGS else None)
-    run["note"] = f"Model calls per agent: {dict(CALLS)}; the workflow's steps are {[a.name for a in root.sub_agents]}."
+    await workflow_request(s, root, request, "claims", CALLS, lacks=LACKS if DEFAULT_SETTINGS else None)
 
 
 async def main() -> None:

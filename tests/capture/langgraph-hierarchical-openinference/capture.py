@@ -18,17 +18,12 @@ import itertools
 from collections import Counter
 
 from client import Scenario, failure, text, tool
-from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool as lc_tool
 from langchain_count import CountCalls
 from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import ToolNode, create_react_agent
-from langgraph_supervisor import create_supervisor
-from langgraph_supervisor.handoff import (
-    METADATA_KEY_HANDOFF_DESTINATION,
-    METADATA_KEY_IS_HANDOFF_BACK,
-    create_handoff_tool,
-)
+from langgraph_handoffs import graph_handoffs
+from langgraph_supervisor import create_handoff_tool, create_supervisor
 from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -110,19 +105,6 @@ front_desk = create_supervisor(
 ).compile(name=TOP)
 
 
-def handoffs(messages) -> list[dict[str, str]]:
-    """The control transfers the graphs made, in order: each supervisor's handoff tool messages (marked with their
-    destination) and each agent's handoff back to its supervisor (a message pair the library marks as such)."""
-    out = []
-    for message in messages:
-        metadata = message.response_metadata or {}
-        if isinstance(message, ToolMessage) and METADATA_KEY_HANDOFF_DESTINATION in metadata:
-            out.append({"from": HANDOFF_TOOLS[message.name], "to": metadata[METADATA_KEY_HANDOFF_DESTINATION]})
-        elif isinstance(message, AIMessage) and metadata.get(METADATA_KEY_IS_HANDOFF_BACK):
-            out.append({"from": message.name, "to": PARENT[message.name]})
-    return out
-
-
 def run_request(request: str) -> None:
     """Run the top graph on one request. A graph that raised returns no messages: its handoffs are then the descent
     through the agents that acted, each one's supervisor handing to it."""
@@ -138,7 +120,7 @@ def run_request(request: str) -> None:
         assert all(PARENT[b] == a for a, b in itertools.pairwise(acted)), acted
     else:
         s.finish(messages[-1].content, "ok", sum(model_calls.values()))
-        request_run["handoffs"] = handoffs(messages)
+        request_run["handoffs"] = graph_handoffs(messages, HANDOFF_TOOLS.__getitem__, PARENT.__getitem__)
     request_run.update(
         nested_runs_allowed=True,
         note="The request run is front_desk's graph with every team lead's and worker's model and tool calls; "

@@ -18,12 +18,11 @@ from collections import Counter
 
 from client import Scenario, text, tool
 from langchain_core.callbacks import BaseCallbackHandler
-from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool as lc_tool
 from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import create_react_agent
+from langgraph_handoffs import graph_handoffs
 from langgraph_supervisor import create_supervisor
-from langgraph_supervisor.handoff import METADATA_KEY_HANDOFF_DESTINATION, METADATA_KEY_IS_HANDOFF_BACK
 from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -97,19 +96,6 @@ supervisor = create_supervisor(
 ).compile(name=SUPERVISOR)
 
 
-def handoffs(messages) -> list[dict[str, str]]:
-    """The control transfers the graph made, in order: the supervisor's handoff tool messages (marked with
-    their destination) and each worker's handoff back (a message pair the library marks as such)."""
-    out = []
-    for message in messages:
-        metadata = message.response_metadata or {}
-        if isinstance(message, ToolMessage) and METADATA_KEY_HANDOFF_DESTINATION in metadata:
-            out.append({"from": SUPERVISOR, "to": metadata[METADATA_KEY_HANDOFF_DESTINATION]})
-        elif isinstance(message, AIMessage) and metadata.get(METADATA_KEY_IS_HANDOFF_BACK):
-            out.append({"from": message.name, "to": SUPERVISOR})
-    return out
-
-
 def run_request(request: str) -> None:
     request_run = s.run(SUPERVISOR, request)
     model_calls.clear()
@@ -122,7 +108,7 @@ def run_request(request: str) -> None:
         for name, calls in model_calls.items()
     ]
     request_run.update(
-        handoffs=handoffs(messages),
+        handoffs=graph_handoffs(messages, lambda tool: SUPERVISOR, lambda agent: SUPERVISOR),
         nested_runs_allowed=True,
         note="The request run is the supervisor graph with every agent's model and tool calls; the handoffs "
         "include each worker's automatic transfer back. Each agent's own run is also reported, nested: "

@@ -21,10 +21,10 @@ from client import Scenario, failure, text, tool
 from opentelemetry import trace
 from strands import Agent
 from strands import tool as strands_tool
-from strands.hooks import BeforeModelCallEvent
 from strands.models.openai import OpenAIModel
 from strands.multiagent import Swarm
 from strands.telemetry import StrandsTelemetry
+from strands_swarm import counted, serve_swarm
 
 os.environ.setdefault("OTEL_SERVICE_NAME", "hotel-desk")  # read by StrandsTelemetry's resource
 telemetry = StrandsTelemetry().setup_otlp_exporter()  # OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT
@@ -78,12 +78,7 @@ def make_agent(name: str, description: str, agent_tools: list) -> Agent:
         tools=agent_tools,
         callback_handler=None,
     )
-
-    def count(event: BeforeModelCallEvent) -> None:  # the agent's own hook, not the spans
-        model_calls[name] += 1
-
-    agent.hooks.add_callback(BeforeModelCallEvent, count)
-    return agent
+    return counted(agent, model_calls)
 
 
 def swarm() -> Swarm:
@@ -92,32 +87,6 @@ def swarm() -> Swarm:
     bookings = make_agent("bookings", "Finds and reserves hotels.", [find_hotels, reserve_room])
     billing = make_agent("billing", "Handles refunds and account closures.", [refund_payment, delete_account])
     return Swarm([front_desk, bookings, billing], entry_point=front_desk)
-
-
-async def run(request: str) -> None:
-    truth = s.run("front_desk", request)
-    model_calls.clear()
-    handoffs, result = [], None
-    async for event in swarm().stream_async(request):
-        if event.get("type") == "multiagent_handoff":
-            handoffs += [{"from": a, "to": b} for a in event["from_node_ids"] for b in event["to_node_ids"]]
-        elif event.get("type") == "multiagent_result":
-            result = event["result"]
-    history = [node.node_id for node in result.node_history]
-    if result.status.value == "completed":
-        last = result.results[history[-1]].result
-        output, status = "".join(block["text"] for block in last.message["content"] if "text" in block), "ok"
-    else:  # a node failed: the swarm reports it failed, with no answer
-        print(f"   swarm {result.status.value}: {[(n, str(r.result)[:80]) for n, r in result.results.items()]}")
-        output, status = None, "error"
-    s.finish(output, status, sum(model_calls.values()))
-    truth.update(
-        handoffs=handoffs,
-        nested_runs_allowed=True,
-        note="The request run is the swarm's, with every agent's model and tool calls; model calls per agent: "
-        + ", ".join(f"{name} {n}" for name, n in model_calls.items())
-        + f"; the agents that completed their turn: {history}.",
-    )
 
 
 def hand(to: str, message: str) -> dict:
@@ -173,7 +142,7 @@ async def main() -> None:
     for name, (request, replies) in SCENARIOS.items():
         with Scenario(name, replies, nested_runs_allowed=True) as s:
             with tracer.start_as_current_span("handle_request"):
-                await run(request)
+                await serve_swarm(s, swarm(), "front_desk", request, model_calls)
             telemetry.tracer_provider.force_flush()
 
 
