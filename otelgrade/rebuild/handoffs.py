@@ -122,6 +122,11 @@ def decide(
             ran_in.setdefault(i, []).append((name, how))
         elif i is None and enclosing in agent_of_run and _under_a_step(tree, root.span_id, enclosing, agent_spans):
             uncalled.append((root, name, agent_of_run[enclosing]))
+    # a call whose execution span closed before its work ran (a generator's span): the agents whose invocations
+    # start in the caller's run after it, before the caller's next model call, ran in it when there are several
+    for i, ran in _ran_after(tree, calls, invocations, agent_of_run, start_of, agent_at).items():
+        if i not in out and i not in ran_in and len({n for n, _ in ran}) > 1:
+            ran_in[i] = ran
     for i, ran in ran_in.items():
         call = calls[i]
         name, how = ran[0]
@@ -138,14 +143,6 @@ def decide(
             delegations.add(i)
         else:
             settled.add(i)
-
-    # 2, for a call whose execution span closed before its work ran (a generator's span): several agents whose
-    # invocations start in the caller's run after it, before the caller's next model call, are its delegation
-    for i, ran in _ran_after(tree, calls, invocations, agent_of_run, start_of, agent_at).items():
-        if i not in out and i not in settled and len({n for n, _ in ran}) > 1:
-            out[i] = _handoff(calls[i], ran[0][0], ACTED)
-            more.extend(_handoff(calls[i], n, ACTED) for n, _ in ran[1:])
-            delegations.add(i)
 
     # 3. the agent acts right after the call
     picked: dict[int, list[tuple[int, str]]] = {}
@@ -277,7 +274,7 @@ def chosen_speakers(llm_calls: Sequence[LLMCall], handoffs: Sequence[Handoff]) -
     between the others, never asking for a tool, each time answering with the name of the agent that speaks
     next. The turn passing from one speaker to the next it named is a handoff (`agent_acted`); its first choice,
     with no speaker before it, is the request's start, not a transfer."""
-    turns = [(c.agent, group) for c, group in _turns(llm_calls)]
+    turns = _turns(llm_calls)
     if len(turns) < 4:
         return []
     stretches: dict[str | None, int] = {}
@@ -298,14 +295,14 @@ def chosen_speakers(llm_calls: Sequence[LLMCall], handoffs: Sequence[Handoff]) -
     return out
 
 
-def _turns(llm_calls: Sequence[LLMCall]) -> list[tuple[LLMCall, list[LLMCall]]]:
-    """The model calls in stretches of one agent each, in order (the first call of each and the stretch)."""
-    out: list[tuple[LLMCall, list[LLMCall]]] = []
+def _turns(llm_calls: Sequence[LLMCall]) -> list[tuple[str | None, list[LLMCall]]]:
+    """The model calls in stretches of one agent each, in order: (agent, its calls)."""
+    out: list[tuple[str | None, list[LLMCall]]] = []
     for call in llm_calls:
-        if out and out[-1][0].agent == call.agent:
+        if out and out[-1][0] == call.agent:
             out[-1][1].append(call)
         else:
-            out.append((call, [call]))
+            out.append((call.agent, [call]))
     return out
 
 

@@ -17,7 +17,7 @@ from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import PARTS, Handoff, LLMCall, ToolCall, Trajectory
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
-from otelgrade.rebuild.dialects.autogen import runtime_message, runtime_team
+from otelgrade.rebuild.dialects.autogen import runtime_actor
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
 from otelgrade.rebuild.handoffs import (
     ACTED,
@@ -512,7 +512,7 @@ def _link(
     transferring = sorted((r for r in runs if _hands_over(built[r.root.span_id])), key=lambda r: r.root.start_ns)
     top = sorted((r for r in runs if r.root.span_id not in enclosing), key=lambda r: r.root.start_ns)
     handed: dict[str, tuple[str, str]] = {}
-    teams: dict[str, tuple[str, bool]] | None = None
+    teams: dict[str, tuple[str, str | None]] | None = None
     for run in runs:
         trajectory = built[run.root.span_id]
         parent = enclosing.get(run.root.span_id)
@@ -531,7 +531,8 @@ def _link(
             ):
                 how = ""  # one request, but no call of it says control passed: a turn of a group chat
             if giver is None:  # one message a runtime published to several agents at once: they work side by side
-                giver = _heard_together(tree, top, run)
+                teams = teams if teams is not None else _teams(tree, runs)
+                giver = _heard_together(teams, top, run)
                 how = "" if giver is not None else how
             if giver is None:  # the turn passed with no call: the next agent carries on the same conversation
                 giver = next((r for r in reversed(top) if r is not run and _carries_on(tree, built, r, run)), None)
@@ -586,43 +587,47 @@ def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: R
     return bool(before.output) and before.output in said
 
 
-def _heard_together(tree: Tree, top: Sequence[Run], run: Run) -> Run | None:
+def _heard_together(teams: Mapping[str, tuple[str, str | None]], top: Sequence[Run], run: Run) -> Run | None:
     """The earlier run that handled the same message a runtime published as this one (a concurrent team's
     members, each given the request at once), if any."""
-    heard = runtime_message(tree, run.root.span_id)
+    heard = teams.get(run.root.span_id, ("", None))[1]
     if heard is None:
         return None
     return next(
         (
             r
             for r in top
-            if r is not run and r.root.start_ns <= run.root.start_ns and runtime_message(tree, r.root.span_id) == heard
+            if r is not run
+            and r.root.start_ns <= run.root.start_ns
+            and teams.get(r.root.span_id, ("", None))[1] == heard
         ),
         None,
     )
 
 
-def _teams(tree: Tree, runs: Sequence[Run]) -> dict[str, tuple[str, bool]]:
-    """Each run's team, where the trace names one, and whether its turn was published to the team's chat (else
-    sent to it alone, a pipeline's step): the team its span states (`RunFacts.team`), else its runtime actor's."""
-    out = {}
+def _teams(tree: Tree, runs: Sequence[Run]) -> dict[str, tuple[str, str | None]]:
+    """Each run's team, where the trace names one, and the message its turn handles where that message was
+    published to the team's chat (else it was sent to it alone, a pipeline's step): the team its span states
+    (`RunFacts.team`), else its runtime actor's."""
+    out: dict[str, tuple[str, str | None]] = {}
     for run in runs:
-        actor = runtime_team(tree, run.root.span_id)
+        actor = runtime_actor(tree, run.root.span_id)
         if run.facts.team is not None:
-            out[run.root.span_id] = (run.facts.team, actor[1] if actor else True)
+            # a team its span names, no actor span to say how: its turns passed the floor, each its own message
+            out[run.root.span_id] = (run.facts.team, actor[1] if actor else run.root.span_id)
         elif actor is not None:
             out[run.root.span_id] = actor
     return out
 
 
-def _published(teams: Mapping[str, tuple[str, bool]], earlier: Run, later: Run) -> bool:
+def _published(teams: Mapping[str, tuple[str, str | None]], earlier: Run, later: Run) -> bool:
     """Whether a later run's turn was published to the chat of the team an earlier run is in: the floor passed."""
     team = teams.get(later.root.span_id)
-    return team is not None and team[1] and teams.get(earlier.root.span_id, ("", False))[0] == team[0]
+    return team is not None and team[1] is not None and teams.get(earlier.root.span_id, ("", None))[0] == team[0]
 
 
 def _turn_of_team(
-    built: dict[str, Trajectory], teams: Mapping[str, tuple[str, bool]], earlier: Run, later: Run
+    built: dict[str, Trajectory], teams: Mapping[str, tuple[str, str | None]], earlier: Run, later: Run
 ) -> bool:
     """Whether a later agent's run is the next turn of the same team as an earlier one's, where the trace shows no
     conversation to tell it by (no model call, or none with its messages): both runs are one team's, and it
@@ -631,7 +636,7 @@ def _turn_of_team(
     team = teams.get(earlier.root.span_id)
     return (
         team is not None
-        and team[0] == teams.get(later.root.span_id, ("", False))[0]
+        and team[0] == teams.get(later.root.span_id, ("", None))[0]
         and earlier.root.end_ns <= later.root.start_ns
         and before.agent_name != after.agent_name
         and not any(c.input_messages for c in (*before.llm_calls, *after.llm_calls))

@@ -108,7 +108,7 @@ def _asked_again(keys: Sequence[str], entries: Mapping[str, tuple[str, str | Non
     answered: str | None = None
     for key in keys:
         agent, said, answer = entries[key]
-        carried = said is not None and answered is not None and bool(answered) and answered in said
+        carried = bool(said and answered and answered in said)
         if agent in asked and (said is None or said != asked[agent]) and not carried:
             return True
         asked.setdefault(agent, said)

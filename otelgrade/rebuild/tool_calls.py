@@ -155,16 +155,11 @@ def tool_calls(
                 witnesses=["request", "execution"],
             )
         ordered.append(((step.index, 0, i, 0), tc))
-    step_of_span = {s.span.span_id: s.index for s in steps}
-    starts = sorted(s.span.start_ns for s in steps)
-    step_above = nearest_above(tree, step_of_span)  # the step of the nearest model-call span above
-
+    placed = _placement(tree, steps)
     for e, (span, facts) in enumerate(executions):
         if e in used:
             continue
-        step_index = step_above(span.span_id)
-        if step_index is None:
-            step_index = bisect_right(starts, span.start_ns)
+        step_index = placed(span)
         tc = ToolCall(
             name=facts.name,
             call_id=facts.call_id,
@@ -181,6 +176,19 @@ def tool_calls(
     calls = [tc for _, tc in ordered]
     _fill_results(calls, list(recorded))
     return calls, _answer_text(answers[-1]) if answers else None
+
+
+def _placement(tree: Tree, steps: list[Step]) -> Callable[[Span], int]:
+    """The step an execution no request matched belongs to: its nearest model-call span above, else the last step
+    to start before it."""
+    step_above = nearest_above(tree, {s.span.span_id: s.index for s in steps})
+    starts = sorted(s.span.start_ns for s in steps)
+
+    def placed(span: Span) -> int:
+        at = step_above(span.span_id)
+        return at if at is not None else bisect_right(starts, span.start_ns)
+
+    return placed
 
 
 def _pair_the_lone(
@@ -200,13 +208,11 @@ def _pair_the_lone(
             lone_asks.setdefault(step.index, []).append(r)
     if not lone_asks:
         return
-    step_above = nearest_above(tree, {s.span.span_id: s.index for s in steps})
-    starts = sorted(s.span.start_ns for s in steps)
+    placed = _placement(tree, steps)
     lone_runs: dict[int, list[int]] = {}
     for e, (span, _) in enumerate(executions):
         if e not in used:
-            at = step_above(span.span_id)
-            lone_runs.setdefault(at if at is not None else bisect_right(starts, span.start_ns), []).append(e)
+            lone_runs.setdefault(placed(span), []).append(e)
     for index, asks in lone_asks.items():
         runs = lone_runs.get(index, [])
         if len(asks) == 1 and len(runs) == 1 and free(requested[asks[0]][2], executions[runs[0]][1]):

@@ -8,9 +8,9 @@ they were span events (the input spans are not modified).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
-from otelgrade.core.spans import LogEvent, Span
+from otelgrade.core.spans import Event, LogEvent, Span
 
 
 class Tree:
@@ -18,16 +18,6 @@ class Tree:
         by_id: dict[str, Span] = {}
         for span in spans:
             by_id.setdefault(span.span_id, span)
-        if logs:
-            attached: dict[str, list[LogEvent]] = {}
-            within = _children_by_span(by_id.values()) if len(by_id) > 1 else {}
-            for log in logs:
-                if log.span_id in by_id:
-                    attached.setdefault(_during(log, within.get(log.span_id, ())), []).append(log)
-            for span_id, extra in attached.items():
-                span = by_id[span_id]
-                events = sorted([*span.events, *(log.event for log in extra)], key=lambda e: e.time_ns)
-                by_id[span_id] = dataclasses.replace(span, events=events)
         self.spans = by_id
         self.parent: dict[str, str | None] = {}
         self.children: dict[str, list[str]] = {}
@@ -38,12 +28,31 @@ class Tree:
                 self.children.setdefault(parent, []).append(span.span_id)
         for kids in self.children.values():
             kids.sort(key=self._start_key)
+        if logs:
+            self._attach(logs)
         self.roots = sorted((s for s, p in self.parent.items() if p is None), key=self._start_key)
         self.order: dict[str, int] = {}
         for root in self.roots:
             self._number(root)
         if len(self.order) < len(by_id):
             self._cut_cycles()
+
+    def _attach(self, logs: Sequence[LogEvent]) -> None:
+        """Each log record's event on the span it belongs to: the one it names, or the first of that span's
+        children that was running when it was logged (an instrumentation that logs a model call's messages while
+        the application's span is current, not the call's own)."""
+        spans = self.spans
+        attached: dict[str, list[Event]] = {}
+        for log in logs:
+            if log.span_id in spans:
+                at, target = log.event.time_ns, log.span_id
+                if at:
+                    kids = self.children.get(target, ())
+                    target = next((c for c in kids if spans[c].start_ns <= at <= spans[c].end_ns), target)
+                attached.setdefault(target, []).append(log.event)
+        for span_id, extra in attached.items():
+            span = spans[span_id]
+            spans[span_id] = dataclasses.replace(span, events=sorted([*span.events, *extra], key=lambda e: e.time_ns))
 
     def _cut_cycles(self) -> None:
         """Every span not reached from a root leads up to a parent cycle: cut each cycle at its earliest span,
@@ -141,21 +150,3 @@ class Tree:
             yield parent
             seen.add(parent)
             parent = self.parent.get(parent)
-
-
-def _children_by_span(spans: Iterable[Span]) -> dict[str, list[Span]]:
-    out: dict[str, list[Span]] = {}
-    for span in spans:
-        if span.parent_id:
-            out.setdefault(span.parent_id, []).append(span)
-    for kids in out.values():
-        kids.sort(key=lambda s: s.start_ns)
-    return out
-
-
-def _during(log: LogEvent, children: Sequence[Span]) -> str:
-    """The span a log record's event belongs to: the one it names, or the first of that span's children that was
-    running when it was logged (an instrumentation that logs a model call's messages while the application's
-    span is current, not the call's own)."""
-    at = log.event.time_ns
-    return next((c.span_id for c in children if c.start_ns <= at <= c.end_ns), log.span_id) if at else log.span_id

@@ -51,26 +51,17 @@ _ACTOR = re.compile(r"^\S+ process \S+?_([0-9a-f]{32})\.\(")
 # <agent type>_<team id>.(<key>)-A` for an actor handling a message; a team's actors share its id
 
 
-def runtime_team(tree: Tree, root: str) -> tuple[str, bool] | None:
-    """The team whose runtime actor runs an agent's invocation (the nearest such span above it), and whether the
-    message it handles was published to the team's topic (a chat every member hears) rather than sent to it
-    alone (the next step of a pipeline)."""
+def runtime_actor(tree: Tree, root: str) -> tuple[str, str | None] | None:
+    """The team whose runtime actor runs an agent's invocation (the nearest such span above it), and the span of
+    the message it handles where that message was published to the team's topic (a chat every member hears; the
+    members handling one published message heard it together); None where it was sent to the actor alone (the
+    next step of a pipeline)."""
     for above in tree.ancestors(root):
         found = _ACTOR.match(tree.spans[above].name)
         if found:
             parent = tree.parent.get(above)
             published = parent is not None and " publish " in tree.spans[parent].name
-            return found.group(1), published
-    return None
-
-
-def runtime_message(tree: Tree, root: str) -> str | None:
-    """The span of the one message a runtime published that an agent's invocation handles: agents handling the
-    same published message heard it together (a concurrent team's fan-out)."""
-    for above in tree.ancestors(root):
-        if _ACTOR.match(tree.spans[above].name):
-            parent = tree.parent.get(above)
-            return parent if parent is not None and " publish " in tree.spans[parent].name else None
+            return found.group(1), parent if published else None
     return None
 
 
