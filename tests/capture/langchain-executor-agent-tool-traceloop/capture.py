@@ -29,6 +29,7 @@ from langchain_core.tools import StructuredTool, ToolException
 from langchain_count import CountCalls
 from langchain_openai import ChatOpenAI
 from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+from request_run import agents_as_tools_run
 from telemetry import flush, traced
 
 tracer = traced("outage-hotline", lambda: [LangchainInstrumentor()])
@@ -126,21 +127,8 @@ SCENARIOS = {
 
 
 def run(request: str) -> None:
-    truth = s.run("outage_hotline", request)
-    model_calls.clear()
-    try:
-        output, status = str(hotline.invoke({"input": request})["output"]).strip(), "ok"
-    except Exception as exc:
-        print(f"   request failed as scripted: {type(exc).__name__}: {str(exc)[:120]}")
-        output, status = None, "error"
-    s.finish(output, status, sum(model_calls.values()))
-    truth.update(
-        handoffs=[],
-        nested_runs_allowed=True,
-        note="The request run is the hotline's, with the planner it ran as a tool; model calls per agent: "
-        + ", ".join(f"{name} {n}" for name, n in model_calls.items())
-        + ".",
-    )
+    with agents_as_tools_run(s, "outage_hotline", request, model_calls) as answer:
+        answer["output"] = hotline.invoke({"input": request})["output"]
 
 
 for s, request in each_request(SCENARIOS):  # noqa: B007 (the global the tools record into)
