@@ -9,7 +9,9 @@ service of its own, first asks the model for the facts and a plan, then before e
 says the request is satisfied for the final answer, the orchestration's result. Tools reach the model as
 `<Plugin>-<function>`. SK reads its switches at import: SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS
 and ..._SENSITIVE; chat content is written as Python log records, sent here through an OTLP LoggerProvider. Each
-request is wrapped in a `handle_request` span.
+request is wrapped in a `handle_request` span. Run as ../semantic-kernel-magentic-default/capture.py
+(DEFAULT_SETTINGS=True), only the non-sensitive switch is on and every run's ground truth lists in `lacks` what the
+spans then cannot carry.
 
 The ground truth is the request run of the orchestration, entered at the first agent the manager gives the floor
 (as for the other Magentic captures): the user's request, the manager's final answer, every model call made for it
@@ -23,19 +25,20 @@ import asyncio
 import os
 
 os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS"] = "true"
-os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = "true"
+DEFAULT_SETTINGS = globals().get("DEFAULT_SETTINGS", False)  # the -default source: the sensitive switch stays off
+os.environ["SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE"] = str(not DEFAULT_SETTINGS).lower()
 
-from claims import desk_tools
-from client import Scenario, failure, text, tool
-from magentic import ledger, planned, record_turns
-from model_calls import counting_http
-from openai import AsyncOpenAI
-from semantic_kernel.agents import ChatCompletionAgent, MagenticOrchestration, StandardMagenticManager
-from semantic_kernel.connectors.ai import FunctionChoiceBehavior
-from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion
-from semantic_kernel.functions import KernelPlugin, kernel_function
-from sk_orchestration import invoke, qualified, qualified_replies
-from telemetry import each_handled, exported
+from claims import desk_tools  # noqa: E402
+from client import Scenario, failure, text, tool  # noqa: E402
+from magentic import ledger, planned, record_turns  # noqa: E402
+from model_calls import counting_http  # noqa: E402
+from openai import AsyncOpenAI  # noqa: E402
+from semantic_kernel.agents import ChatCompletionAgent, MagenticOrchestration, StandardMagenticManager  # noqa: E402
+from semantic_kernel.connectors.ai import FunctionChoiceBehavior  # noqa: E402
+from semantic_kernel.connectors.ai.open_ai import OpenAIChatCompletion  # noqa: E402
+from semantic_kernel.functions import KernelPlugin, kernel_function  # noqa: E402
+from sk_orchestration import invoke, qualified, qualified_replies  # noqa: E402
+from telemetry import each_handled, exported  # noqa: E402
 
 tracer = exported("claims-magentic-desk", content_logger="semantic_kernel")  # SK's GenAI content events
 
@@ -45,6 +48,7 @@ COVERAGE, DISBURSEMENT = ("lookup_policy", "file_claim"), ("issue_payout", "dele
 PLUGIN = {**dict.fromkeys(COVERAGE, "Coverage"), **dict.fromkeys(DISBURSEMENT, "Disbursement")}
 MANAGER = "magentic_manager"
 acted: list[str] = []  # who made each model call of the request in progress (MANAGER for the manager's own)
+LACKS = ["input", "messages", "output", "tool_arguments", "tool_results"]  # what spans without content lack
 
 
 def service(owner: str) -> OpenAIChatCompletion:
@@ -78,7 +82,7 @@ async def run(request: str) -> None:
     acted.clear()
     output, status = await invoke(orchestration(), request)
     qualified(truth["tool_calls"], PLUGIN)
-    s.finish(output, status, len(acted))
+    s.finish(output, status, len(acted), lacks=LACKS if DEFAULT_SETTINGS else None)
     record_turns(truth, acted, MANAGER, "the Magentic orchestration's", "standard Magentic manager's")
 
 
