@@ -21,7 +21,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { Agent, VoltAgentObservability, createTool } from '@voltagent/core';
 import { z } from 'zod';
 
-const { Scenario, text, tool, failure } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'client.mjs'));
+const { Scenario, text, tool, failure, outcome } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'client.mjs'));
 const { countedChatModel } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'model_calls.mjs'));
 const { claimsTools } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'insurance.mjs'));
 
@@ -72,14 +72,7 @@ const claimsLead = new Agent({
 async function serve(prompt, delegatedTo) {
   const run = s.run('claims_lead', prompt);
   calls.length = 0;
-  let output = null;
-  let status = 'ok';
-  try {
-    output = (await claimsLead.generateText(prompt)).text;
-  } catch (err) {
-    status = 'error';
-    console.log(`   claims_lead failed: ${err?.message ?? err}`);
-  }
+  const { output, status } = await outcome(async () => (await claimsLead.generateText(prompt)).text);
   s.finish(output, status, calls.length, ['llm_calls', 'messages']);
   Object.assign(run, {
     handoffs: delegatedTo.map((to) => ({ from: 'claims_lead', to })),
