@@ -8,7 +8,8 @@ repr of Agno's execution result (`status='failure' result=None error='...' ...`)
 `agno.team.name`. The CrewAI instrumentation writes the crew's answer (`crewai.crew.result`) and each task's
 description, the request it was given, whatever the content switch says. The LlamaIndex instrumentation
 writes an agent workflow's tool step as a `task` span with `tool.name` and `tool.arguments`, its outcome (call id,
-result, failure) as the step's JSON output.
+result, failure) as the step's JSON output, and no span per agent: the agent each step is for stands only in the
+step's event (`current_agent_name` in its JSON input or output).
 """
 
 from __future__ import annotations
@@ -53,6 +54,22 @@ def read(span: Span) -> Facts | None:
         if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
             return genai.llm(span)
         return llm(span)
+    if kind == "task" and (speaker := _speaker(attrs)):
+        return ChainFacts(speaker=speaker)
+    return None
+
+
+_SPEAKER = '"current_agent_name"'
+
+
+def _speaker(attrs: dict[str, Any]) -> str | None:
+    """The agent an agent workflow's step is for, as the LlamaIndex instrumentation writes the step's event in its
+    JSON input or output (`{"current_agent_name": "bookings", ...}`)."""
+    for key in ("traceloop.entity.input", "traceloop.entity.output"):
+        value = attrs.get(key)
+        doc = msg.loads(value) if isinstance(value, str) and _SPEAKER in value else None
+        if isinstance(doc, dict) and (name := text(doc.get("current_agent_name"))):
+            return name
     return None
 
 
