@@ -59,7 +59,8 @@ def read(span: Span) -> Facts | None:
     return None
 
 
-_SPEAKER = '"current_agent_name"'
+# the agent a LlamaIndex workflow step is for, in the step's event as JSON (read without parsing the whole event)
+_SPEAKER = re.compile(r'"current_agent_name": ?("(?:[^"\\]|\\.){1,256}")')
 
 
 def _speaker(attrs: dict[str, Any]) -> str | None:
@@ -67,9 +68,9 @@ def _speaker(attrs: dict[str, Any]) -> str | None:
     JSON input or output (`{"current_agent_name": "bookings", ...}`)."""
     for key in ("traceloop.entity.input", "traceloop.entity.output"):
         value = attrs.get(key)
-        doc = msg.loads(value) if isinstance(value, str) and _SPEAKER in value else None
-        if isinstance(doc, dict) and (name := text(doc.get("current_agent_name"))):
-            return name
+        found = _SPEAKER.search(value) if isinstance(value, str) else None
+        if found and isinstance(name := msg.loads(found.group(1)), str) and (named := text(name)):
+            return named
     return None
 
 
