@@ -30,6 +30,7 @@ from otelgrade.rebuild.handoffs import (
     unseen_transfers,
 )
 from otelgrade.rebuild.instructions import handoffs_by_instructions
+from otelgrade.rebuild.managers import join_teams, managed_request, manager_of, managers
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import instrumented, join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
@@ -54,7 +55,8 @@ def requests(
     agent_runs = [r for r in runs if r.agent]
     in_runs = {s for r in runs for s in regions[r.root.span_id]}
     loose = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts) and sid not in in_runs}
-    if len(agent_runs) == 1 and not loose:  # the common trace: one agent, every model call in its run
+    managed = managers(tree, agent_runs)  # a team's manager's own model calls, made under no agent's span
+    if len(agent_runs) == 1 and not loose and not managed:  # the common trace: one agent, every call in its run
         only = agent_runs[0].root.span_id
         return [*out, _alone(tree, classified, built[only], regions[only])]
     handed = _link(tree, runs, built, descriptions(classified, classified.keys()))
@@ -71,12 +73,13 @@ def requests(
         for k, ms in groups.items()
     }
     groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, entries, invoked)
-    for root, members in groups.items():
-        if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
+    for root, members in join_teams(groups, managed).items():
+        manager = manager_of(members, managed)
+        if len(members) == 1 and not manager and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
             only = members[0].root.span_id
             out.append(_alone(tree, classified, built[only], regions[only]))
             continue
-        request, transferred = _request(tree, classified, root, members, built, regions, handed, notes)
+        request, transferred = _request(tree, classified, root, members, built, regions, handed, notes, manager)
         out.append(request)
         for run in members:
             own = built[run.root.span_id]
@@ -178,8 +181,10 @@ def _request(
     regions: dict[str, list[str]],
     handed: dict[str, tuple[str, str]],
     notes: Notes,
+    manager: Sequence[Run] = (),
 ) -> tuple[Trajectory, list[ToolCall]]:
-    """The request run of several agents' runs: every call under `root`, each call naming its agent."""
+    """The request run of several agents' runs: every call under `root`, each call naming its agent, and its team's
+    manager's own calls (`managers`)."""
     head = next((r for r in members if r.root.span_id == root), None)
     first = min(members, key=lambda r: (r.root.start_ns, tree.order.get(r.root.span_id, -1)))
     spans = {s for r in members for s in regions[r.root.span_id]}
@@ -199,6 +204,8 @@ def _request(
         for s in regions[member.root.span_id]:
             if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = name
+    for recording in manager:
+        agent_of[recording.root.span_id] = recording.facts.agent_name or ""
     region = sorted(spans, key=lambda s: tree.order.get(s, -1))
     own = run.facts.agent_name or run.root.name
     nodes = {}  # model calls outside every agent's run are the agent its graph's node is (a swarm's agents),
@@ -206,7 +213,7 @@ def _request(
         for s in region:
             if s not in agent_of and isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = nodes[s] = _graph_node(tree, classified, s, root) or own
-    request = build(tree, classified, run, region, notes, agent_of, members)
+    request = build(tree, classified, run, region, notes, agent_of, [*members, *manager])
     entry = built[first.root.span_id]
     first_agent = request.llm_calls[0].agent if request.llm_calls else None
     if head is not None:
@@ -261,6 +268,8 @@ def _request(
         request.output = None  # agents that answered side by side: their answers were joined off the trace
         request.lacks = sorted({*request.lacks, "output"})
     _answers_of_agents_as_tools(request, members, built)
+    if manager:
+        managed_request(request, manager, [(m, built[m.root.span_id]) for m in members])
     return request, transferred
 
 
