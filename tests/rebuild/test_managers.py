@@ -12,7 +12,7 @@ from typing import Any
 from otelgrade.core.spans import Event, Span
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild import rebuild
-from tests.rebuild.genai_spans import span
+from tests.rebuild.genai_spans import agent, chat, span
 
 TEAM = "5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f"
 TASK = "Close my account, customer c-7."
@@ -137,3 +137,54 @@ def test_a_speaker_that_failed_after_the_manager_s_last_call_fails_the_request_w
     assert request.output is None
     assert "llm_calls" in request.lacks
     assert [(h.from_agent, h.to_agent) for h in request.handoffs] == [("metering", "accounts")]
+
+
+def _user(text: str) -> dict[str, Any]:
+    return {"role": "user", "parts": [{"type": "text", "content": text}]}
+
+
+def _said(text: str) -> str:
+    return json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
+
+
+def _consulted(span_id: str, parent: str, start: int, asked: str, answer: str) -> list[Span]:
+    """One invocation of the workflow's manager agent: one model call, given the task and its own prompt."""
+    return [
+        agent(span_id, parent, "conductor", start, start + 1),
+        chat(
+            f"{span_id}1",
+            span_id,
+            start,
+            start + 1,
+            [_user(TASK), _user(asked)],
+            gen_ai__output__messages=_said(answer),
+        ),
+    ]
+
+
+def _workflow() -> list[Span]:
+    """A workflow (its run span from the framework's tracer) whose orchestrating step consults its manager agent
+    twice (facts, plan), hands the task to `clerk`'s step, then consults it twice again (a ledger, the answer)."""
+    return [
+        span("1", None, "handle_request", 0, 30),
+        span("2", "1", "workflow.run", 1, 29, workflow__name="Magentic"),
+        span("3", "2", "executor.process orchestrator", 2, 7, executor__id="orchestrator"),
+        *_consulted("4", "3", 2, "Facts?", "Facts: none."),
+        *_consulted("5", "3", 4, "Plan?", "Plan: ask the clerk."),
+        span("6", "2", "executor.process clerk", 8, 15, executor__id="clerk"),
+        agent("7", "6", "clerk", 8, 15),
+        chat("71", "7", 8, 9, [_user("Close c-7.")], gen_ai__output__messages=_said("Closed c-7.")),
+        span("8", "2", "executor.process orchestrator", 16, 28, executor__id="orchestrator"),
+        *_consulted("9", "8", 16, "Ledger?", '{"done": true}'),
+        *_consulted("a", "8", 20, "Answer?", "Your account c-7 is closed."),
+    ]
+
+
+def test_an_agent_a_workflow_consults_within_its_own_steps_is_its_manager_not_a_request_of_its_own() -> None:
+    found = rebuild(_workflow())
+    (request,) = [r for r in found if r.parent_span_id is None]
+    assert [c.agent for c in request.llm_calls] == ["conductor", "conductor", "clerk", "conductor", "conductor"]
+    assert request.agent_name == "clerk"  # the first speaker the manager chose
+    assert request.input == TASK
+    assert request.output == "Your account c-7 is closed."
+    assert sorted(r.agent_name or "" for r in found if r.parent_span_id == request.span_id).count("conductor") == 4
