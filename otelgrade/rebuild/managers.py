@@ -41,7 +41,7 @@ def managers(tree: Tree, runs: Sequence[Run], built: Mapping[str, Trajectory]) -
             ],
             team_task(tree.spans[recorded[0][0]]),
         )
-    for workflow, consulted in _consulted(tree, runs, built).items():
+    for workflow, consulted in _consulted(tree, runs, built).items() if len(runs) > 2 else ():
         first = built[consulted[0].root.span_id].llm_calls
         said = [m.get("content") for m in first[0].input_messages if m.get("role") == "user"] if first else []
         out[workflow] = Manager(consulted, said[0] if said and isinstance(said[0], str) else None)
@@ -103,7 +103,7 @@ def join_teams(tree: Tree, groups: Mapping[str, list[Run]], managed: Mapping[str
 
 def manager_of(tree: Tree, members: Sequence[Run], managed: Mapping[str, Manager]) -> Manager | None:
     """The manager of the team or workflow a request's agents speak in, if one made model calls."""
-    anchor = _anchor(tree, members, managed)
+    anchor = _anchor(tree, members, managed) if managed else None
     return managed[anchor] if anchor is not None else None
 
 
