@@ -180,13 +180,23 @@ def tool_calls(
 
 def _placement(tree: Tree, steps: list[Step]) -> Callable[[Span], int]:
     """The step an execution no request matched belongs to: its nearest model-call span above, else the last step
-    to start before it."""
+    to start before it among the model calls beside it (under the nearest span above it that holds any: its own
+    agent's loop, not a concurrent agent's beside it), else among all."""
     step_above = nearest_above(tree, {s.span.span_id: s.index for s in steps})
     starts = sorted(s.span.start_ns for s in steps)
+    beside: dict[str, list[tuple[int, int]]] = {}  # each span above a step -> (start, index) of the steps under it
 
     def placed(span: Span) -> int:
         at = step_above(span.span_id)
-        return at if at is not None else bisect_right(starts, span.start_ns)
+        if at is not None:
+            return at
+        if not beside:
+            for step in steps:
+                for above in tree.ancestors(step.span.span_id):
+                    beside.setdefault(above, []).append((step.span.start_ns, step.index))
+        local = next((beside[a] for a in tree.ancestors(span.span_id) if a in beside), [])
+        before = [index for start, index in local if start <= span.start_ns]
+        return max(before) if before else bisect_right(starts, span.start_ns)
 
     return placed
 
