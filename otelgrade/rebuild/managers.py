@@ -89,14 +89,15 @@ def _anchor(tree: Tree, members: Sequence[Run], managed: Mapping[str, Manager]) 
 
 def join_teams(tree: Tree, groups: Mapping[str, list[Run]], managed: Mapping[str, Manager]) -> dict[str, list[Run]]:
     """Requests whose agents are speakers of one managed team or workflow are one request (its manager chose each
-    speaker), keyed by the first of them."""
+    speaker), rooted at the workflow's span, else keyed by the first of them (a team on a runtime has no span of
+    its own)."""
     if not managed:
         return dict(groups)
     first: dict[str, str] = {}
     joined: dict[str, list[Run]] = {}
     for key, members in groups.items():
         anchor = _anchor(tree, members, managed)
-        into = first.setdefault(anchor, key) if anchor is not None else key
+        into = key if anchor is None else anchor if anchor in tree.spans else first.setdefault(anchor, key)
         joined.setdefault(into, []).extend(members)
     return joined
 

@@ -184,6 +184,7 @@ def test_an_agent_a_workflow_consults_within_its_own_steps_is_its_manager_not_a_
     found = rebuild(_workflow())
     (request,) = [r for r in found if r.parent_span_id is None]
     assert [c.agent for c in request.llm_calls] == ["conductor", "conductor", "clerk", "conductor", "conductor"]
+    assert request.span_id == "2".rjust(16, "0")  # the workflow's run is the request
     assert request.agent_name == "clerk"  # the first speaker the manager chose
     assert request.input == TASK
     assert request.output == "Your account c-7 is closed."
