@@ -10,7 +10,7 @@ import pytest
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.facts import LLMFacts, RunFacts
-from tests.e2e.test_rebuild_captures import load_folder
+from tests.captures import load_folder
 from tests.rebuild.dialects.test_logfire import (
     AGENTS_SINGLE,
     FRAMEWORKS,
