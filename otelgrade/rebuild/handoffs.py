@@ -28,7 +28,7 @@ from collections.abc import Collection, Mapping, Sequence
 from itertools import pairwise
 
 from otelgrade.core.spans import Span
-from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
+from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall, Trajectory
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ToolFacts, TransferFacts
 from otelgrade.rebuild.messages import assistant_text
@@ -52,7 +52,7 @@ def stated(classified: Mapping[str, Classified], region: Collection[str]) -> dic
         if isinstance(facts, TransferFacts):
             out[s] = facts
         elif isinstance(facts, ToolFacts) and facts.hands_to:
-            out[s] = TransferFacts(to_agent=facts.hands_to)
+            out[s] = TransferFacts(to_agent=facts.hands_to, from_agent=facts.handed_from)
     return out
 
 
@@ -102,7 +102,7 @@ def decide(
     for sid, facts in statements.items():
         i = _carrier(tree, sid, facts, calls, executed, within, start_of)
         if i is not None and i not in out:
-            out[i] = _handoff(calls[i], facts.to_agent, DIALECT)
+            out[i] = _handoff(calls[i], facts.to_agent, DIALECT, facts.from_agent)
 
     # 2. an agent's invocation inside the call
     nested_in = within
@@ -354,8 +354,9 @@ def _next_other(
     return None
 
 
-def _handoff(call: ToolCall, to: str | None, how: str) -> Handoff:
-    return Handoff(from_agent=call.agent, to_agent=to, step=call.step, span_id=call.span_id, decided_by=how)
+def _handoff(call: ToolCall, to: str | None, how: str, giver: str | None = None) -> Handoff:
+    """The handoff a call makes: from the agent a span says asked for it, else the one that made it."""
+    return Handoff(from_agent=giver or call.agent, to_agent=to, step=call.step, span_id=call.span_id, decided_by=how)
 
 
 def _start(tree: Tree, call: LLMCall) -> int:
@@ -451,3 +452,21 @@ def _under_a_step(tree: Tree, span_id: str, enclosing: str, agent_spans: Collect
         if above not in agent_spans:
             return True
     return False
+
+
+def speakers_by_transfers(run: Trajectory) -> None:
+    """The agent of each model call of a request whose trace names none (every call is the request's, or no
+    one's), from the transfers a span states (a graph's `goto`): calls up to the first transfer are its giver's,
+    those after each transfer its taker's, where the transfers chain (each from the agent the last one went to)."""
+    stated_ = sorted((h for h in run.handoffs if h.decided_by == DIALECT), key=lambda h: h.step)
+    own = {None, run.agent_name}
+    if not stated_ or not all(c.agent in own for c in run.llm_calls) or not stated_[0].from_agent:
+        return
+    if any(a.to_agent != b.from_agent for a, b in pairwise(stated_)) or any(h.from_agent in own for h in stated_):
+        return
+    for call in run.llm_calls:
+        call.agent = next((h.from_agent for h in stated_ if call.step <= h.step), stated_[-1].to_agent)
+    at = {c.step: c.agent for c in run.llm_calls}
+    for tool in run.tool_calls:
+        tool.agent = at.get(tool.step, tool.agent)
+    run.agents = list(dict.fromkeys(a for c in run.llm_calls if (a := c.agent)))
