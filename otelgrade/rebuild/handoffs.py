@@ -4,9 +4,10 @@ In order, the first rule that applies decides (and the handoff says which, `deci
 1. `dialect`: a span states the transfer (a handoff span, a graph's `goto`) inside the call's execution, or, with
    no execution, right after the response that asked for it.
 2. `nested_invocation` / `agent_acted`: an agent's invocation runs inside the call (nested in its execution span,
-   or within the caller's run while the call lasts). The call is a delegation when an argument names whom it
-   hands to; else it is that agent called as a tool, a tool call, unless a framework's name for its transfers
-   says otherwise (`name_hint`).
+   or within the caller's run while the call lasts; an invocation that holds no span, beside one that did the
+   work, is a layer of it: a runner's span its work was not nested in). The call is a delegation when an
+   argument names whom it hands to; else it is that agent called as a tool, a tool call, unless a framework's
+   name for its transfers says otherwise (`name_hint`).
 3. `agent_acted`: the next model call of the request is another agent's (past the caller's own calls that only
    wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an
    argument value, a tool name that ends with its name, its tool's description, or its result: `transferred to
@@ -108,6 +109,7 @@ def decide(
     nested_in = within
     agent_of_run = {root.span_id: name for root, name, _ in invocations if name}  # an agent may run several times
     ran_in: dict[int, list[tuple[str | None, str]]] = {}  # call -> the agents whose invocation ran inside it
+    idle_in: dict[int, list[tuple[str | None, str]]] = {}  # and those whose invocation holds no span: a layer
     for root, name, enclosing in invocations:
         i = executed.get(root.span_id)
         how = NESTED
@@ -119,9 +121,11 @@ def decide(
                 ACTED,
             )
         if i is not None and i not in out:
-            ran_in.setdefault(i, []).append((name, how))
+            (ran_in if tree.children.get(root.span_id) else idle_in).setdefault(i, []).append((name, how))
         elif i is None and enclosing in agent_of_run and _under_a_step(tree, root.span_id, enclosing, agent_spans):
             uncalled.append((root, name, agent_of_run[enclosing]))
+    for i, idle in idle_in.items():  # an empty invocation beside one that did the work wraps it (a runner's span
+        ran_in.setdefault(i, idle)  # its work is not nested in): not another agent run inside the call
     # a call whose execution span closed before its work ran (a generator's span): the agents whose invocations
     # start in the caller's run after it, before the caller's next model call, ran in it when there are several
     for i, ran in _ran_after(tree, calls, invocations, agent_of_run, start_of, agent_at).items():
