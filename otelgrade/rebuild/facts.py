@@ -49,6 +49,7 @@ class ToolFacts:
     handed_from: str | None = None  # the agent whose response asked for the call, where the span says
     description: str | None = None  # what the tool's definition says it does, where the span records it
     anonymous: bool = False  # the span names no tool (its name stands in): inside another execution, its step
+    unnamed: bool = False  # the span names the tool's class, not which tool ran, and nothing on it says which
 
 
 @dataclass(slots=True)

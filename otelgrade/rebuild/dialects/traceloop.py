@@ -59,7 +59,7 @@ def read(span: Span) -> Facts | None:
     if kind == "task" and "tool.name" in attrs:
         return workflow_tool(span)
     if kind == "task" and attrs.get("gen_ai.operation.name") == "execute_tool":  # the JS instrumentation's tools
-        return tool(span)
+        return _class_named_tool(span)
     if kind == "handoff":  # the openai-agents instrumentation's handoff span (`concierge → unknown.handoff`)
         return genai.handoff(span)
     if _is_llm(attrs):
@@ -143,6 +143,16 @@ def tool(span: Span) -> ToolFacts:
         hands_to=routed[0] if routed else None,
         handed_from=asker,
     )
+
+
+def _class_named_tool(span: Span) -> ToolFacts:
+    """A LangChain.js tool's span, named after the tool's class (`execute_tool DynamicStructuredTool`): which tool
+    ran stands only in the ToolMessage it returned; a tool that raised returned none, and its call is uncertain."""
+    facts = tool(span)
+    facts.unnamed = facts.name == span.attributes.get("traceloop.entity.name") and "gen_ai.tool.name" not in (
+        span.attributes
+    )
+    return facts
 
 
 def workflow_tool(span: Span) -> ToolFacts:

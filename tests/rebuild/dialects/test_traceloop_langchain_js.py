@@ -89,3 +89,20 @@ def test_model_calls_that_name_no_agent_belong_to_the_agents_the_graph_routes_to
     assert [c.agent for c in run.llm_calls] == ["phone_line", "assessor", "assessor"]
     assert [(c.name, c.result) for c in run.tool_calls] == [("file_claim", "claim C-1 filed")]
     assert run.lacks == []
+
+
+def test_a_run_whose_tool_raised_under_its_class_name_lacks_its_tool_calls() -> None:
+    """The tool that raised returned no ToolMessage: the span names only its class, so which tool ran is not on
+    the trace, and a grader of the run's tool calls must not judge the class's name."""
+    raised = Event("exception", 0, {"exception.type": "Error", "exception.message": "payout limit exceeded"})
+    asked = [{"role": "user", "content": "Pay my claim out."}]
+    said = json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": "I could not pay it out."}]}])
+    spans = [
+        span("1", None, "handle_request.workflow", 0, 30, traceloop__span__kind="workflow"),
+        chat("3", "1", 1, 2, asked, gen_ai__response__finish_reasons=["tool_call"]),
+        replace(_execution("4", 3, '{"amount": 2400}', None), events=[raised]),
+        chat("5", "1", 5, 6, asked, gen_ai__output__messages=said),
+    ]
+    (run,) = rebuild(spans)
+    assert [(c.name, c.error) for c in run.tool_calls] == [("DynamicStructuredTool", True)]
+    assert "tool_calls" in run.lacks
