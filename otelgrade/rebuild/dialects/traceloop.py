@@ -125,7 +125,8 @@ def tool(span: Span) -> ToolFacts:
     if isinstance(output, str) and output.startswith("status='"):
         output, failed = _execution_result(output, failed)
     call_id = text(attrs.get("gen_ai.tool.call.id"))
-    doc = msg.loads(output) if isinstance(output, str) and output[:1] == "{" else None
+    # only an output that holds a LangChain ToolMessage is parsed here (a scan is cheaper than a parse)
+    doc = msg.loads(output) if isinstance(output, str) and output[:1] == "{" and "ToolMessage" in output else None
     routed = langgraph.command(doc)
     message, asker = langgraph.answered(routed[1], call_id) if routed else (langgraph.tool_message(doc), None)
     if message is not None:
