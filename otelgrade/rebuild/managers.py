@@ -35,7 +35,9 @@ def managers(
     its runtime actors outside every agent's invocation: records, or `loose` calls in no agent's run), or the
     workflow span whose steps consult an agent of their own (`consulted`)."""
     out: dict[str, Manager] = {}
-    teams = {t for r in runs if (t := team_of(tree, r.root.span_id, r.facts.team))}
+    teams = {r.facts.team for r in runs if r.facts.team}  # a team its agents' spans state
+    if loose:  # calls in no agent's run: the teams of the agents' runtime actors, whose manager may have made them
+        teams.update(t for r in runs if (t := team_of(tree, r.root.span_id, r.facts.team)))
     agents = {r.root.span_id for r in runs}
     for team, recorded in manager_calls(tree, teams, loose, agents).items() if teams else ():
         out[team] = Manager(
