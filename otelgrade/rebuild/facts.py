@@ -36,6 +36,9 @@ class LLMFacts:
     # a callback's record of the last call made while a span not the call's own was current (earlier calls'
     # records overwritten): how many calls it stands for, and what they asked for, is not on it
     overwritten: bool = False
+    # one span for an agent's whole generation, however many model calls it made (a framework's `llm:*` span):
+    # how many calls, and what each exchanged, is not on it; the tool calls are, on their own spans
+    generation: bool = False
 
 
 @dataclass(slots=True)
@@ -46,8 +49,10 @@ class ToolFacts:
     result: str | None = None
     error: bool = False
     hands_to: str | None = None  # the agent the span says this call hands control to (a framework's handoff tool)
+    handed_from: str | None = None  # the agent whose response asked for the call, where the span says
     description: str | None = None  # what the tool's definition says it does, where the span records it
     anonymous: bool = False  # the span names no tool (its name stands in): inside another execution, its step
+    unnamed: bool = False  # the span names the tool's class, not which tool ran, and nothing on it says which
 
 
 @dataclass(slots=True)
