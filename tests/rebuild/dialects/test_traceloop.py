@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialects.traceloop import read
 from otelgrade.rebuild.facts import ChainFacts, RunFacts, ToolFacts, TransferFacts
 from tests.rebuild.dialects.captured import assert_reads_the_ground_truth, read_capture
@@ -113,3 +114,23 @@ def test_a_llamaindex_workflow_tool_step_is_the_tool_call_with_its_outcome() -> 
         "ledger locked",
         True,
     )
+
+
+def test_a_chain_s_recorded_outputs_are_the_workflow_s_answer() -> None:
+    """The LangChain instrumentation records what an executor returned as the chain's outputs beside its kwargs;
+    the answer stands there even where the model calls carry no message (their content switched off)."""
+    answer = "An engineer visits meter M-118 on Tuesday."
+    workflow = span(
+        "1",
+        None,
+        "outage_desk.workflow",
+        0,
+        4,
+        traceloop__span__kind="workflow",
+        traceloop__entity__name="outage_desk",
+        traceloop__entity__output=json.dumps({"outputs": {"output": answer}, "kwargs": {"tags": []}}),
+    )
+    model = span("2", "1", "ChatOpenAI.chat", 1, 3, llm__request__type="chat", gen_ai__request__model="gpt-4o-mini")
+    (run,) = rebuild([workflow, model])
+    assert (run.agent_name, run.output) == ("outage_desk", answer)
+    assert "output" not in run.lacks
