@@ -79,8 +79,7 @@ def tool(span: Span) -> ToolFacts:
     """A tool's arguments and result; a LangChain tool returns its ToolMessage (`{"type": "tool", "content",
     "tool_call_id", "status"}`), whose call id LangChain's autolog also writes as `tool_call_id`."""
     attrs = span.attributes
-    output = msg.loads(attrs.get(OUTPUTS))
-    message = output if isinstance(output, dict) and output.get("type") == "tool" and "content" in output else {}
+    message = tool_message(msg.loads(attrs.get(OUTPUTS)))
     return ToolFacts(
         name=span.name or text(msg.loads(attrs.get("mlflow.spanFunctionName"))) or "unknown",
         call_id=text(msg.loads(attrs.get("tool_call_id")) or message.get("tool_call_id")),
@@ -91,6 +90,12 @@ def tool(span: Span) -> ToolFacts:
 
 
 # --- JSON documents of inputs and outputs (also read by langfuse.py) ------------------------------
+
+
+def tool_message(output: Any) -> dict[str, Any]:
+    """The LangChain ToolMessage a tool returned, as a dict (`{"type": "tool", "content", "tool_call_id",
+    "status"}`), else an empty one."""
+    return output if isinstance(output, dict) and output.get("type") == "tool" and "content" in output else {}
 
 
 def chat_messages(doc: Any) -> list[msg.Message]:
