@@ -59,6 +59,19 @@ def _asks(name: str, call_id: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"content": "", "tool_calls": [{"name": name, "args": args, "id": call_id, "type": "tool_call"}]}
 
 
+def _handed_back(answer: str) -> list[dict[str, Any]]:
+    """A worker's messages as its graph returns them: its model's answer, then the pair the supervisor library
+    adds itself to hand control back."""
+    back = {"__is_handoff_back": True}
+    call = {"name": "transfer_back_to_coordinator", "args": {}, "id": "b1", "type": "tool_call"}
+    return [
+        {"type": "human", "content": "Is M-1 broken?"},
+        {"type": "ai", "content": answer, "response_metadata": {"finish_reason": "stop"}},
+        {"type": "ai", "content": "Transferring back to coordinator", "response_metadata": back, "tool_calls": [call]},
+        {"type": "tool", "content": "Successfully transferred back", "response_metadata": back, "tool_call_id": "b1"},
+    ]
+
+
 def _supervisor() -> list[Span]:
     """`coordinator` hands the request to `meter_desk` with a tool named after neither, whose metadata says where
     it goes; the desk reads a meter and answers; the coordinator answers the user."""
@@ -80,7 +93,16 @@ def _supervisor() -> list[Span]:
         _node("5", "2", "tools", "chain", 3, 5),
         _tool("6", "5", "send_over", 3, "{}", command, "c1", **{f"{META}__handoff_destination": "meter_desk"}),
         _node("7", "1", "meter_desk", "chain", 6, 14),
-        _observation("8", "7", "call_agent", "agent", 6, 14, **{f"{META}langgraph_node": "meter_desk"}),
+        _observation(
+            "8",
+            "7",
+            "call_agent",
+            "agent",
+            6,
+            14,
+            langfuse__observation__output=json.dumps({"messages": _handed_back("M-1 reads 0 kWh: broken.")}),
+            **{f"{META}langgraph_node": "meter_desk"},
+        ),
         _node("9", "8", "agent", "agent", 6, 8),
         _generation("a", "9", 6, _asks("read_meter", "c2", {"meter_id": "M-1"})),
         _node("b", "8", "tools", "chain", 8, 10),
@@ -110,6 +132,11 @@ def test_the_agent_running_a_node_is_named_by_the_node_and_the_graph_s_agent_nod
     runs = {r.agent_name: r for r in rebuild(_supervisor())}
     assert "agent" not in runs
     assert [t.name for t in runs["meter_desk"].tool_calls] == ["read_meter"]
+
+
+def test_a_worker_s_answer_is_its_model_s_not_the_message_its_graph_adds_to_hand_back() -> None:
+    runs = {r.agent_name: r for r in rebuild(_supervisor())}
+    assert runs["meter_desk"].output == "M-1 reads 0 kWh: broken."
 
 
 def test_a_tool_message_returned_with_an_error_status_is_a_failed_call() -> None:
