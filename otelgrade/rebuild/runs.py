@@ -38,6 +38,7 @@ from otelgrade.rebuild.continuations import join_called_conversations, split_aft
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RequestedCall, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.outputs import recorded_answer, reports_failure, unanswered
+from otelgrade.rebuild.roles import declared_role
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.systems import by_application_span
 from otelgrade.rebuild.tool_calls import tool_calls
@@ -375,7 +376,14 @@ def build(
         tool.agent = step_agent.get(tool.step)
     unread = [tree.spans[s] for s in region if (s not in classified or s in run.unread) and would_hold(tree.spans[s])]
     dialect = run_dialect(classified, span.span_id, region)
-    agent_name = run.facts.agent_name or _agent_name_in(tree, region) or run.name or span.name or None
+    agent_name = (
+        run.facts.agent_name
+        or _agent_name_in(tree, region)
+        or run.name
+        or declared_role(first_input)
+        or span.name
+        or None
+    )
     return Trajectory(
         trace_id=span.trace_id,
         span_id=span.span_id,

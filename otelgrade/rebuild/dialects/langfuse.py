@@ -15,16 +15,10 @@ import re
 from typing import Any
 
 from otelgrade.core.spans import Span
+from otelgrade.rebuild import langgraph
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
-from otelgrade.rebuild.dialects.mlflow import (
-    answer_text,
-    chat_messages,
-    lone_text,
-    request_text,
-    response_messages,
-    tool_message,
-)
+from otelgrade.rebuild.dialects.mlflow import answer_text, chat_messages, lone_text, request_text, response_messages
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
 from otelgrade.rebuild.span_readers import first, integer, is_error, text
 
@@ -88,22 +82,16 @@ def tool(span: Span) -> ToolFacts:
     attrs = span.attributes
     output = attrs.get(OUTPUT)
     value = _value(span, OUTPUT)
-    message = tool_message(value)
+    call_id = text(attrs.get(_METADATA + "tool_call_id"))
+    message = langgraph.tool_message(value, call_id)
     return ToolFacts(
         name=span.name or "unknown",
-        call_id=text(attrs.get(_METADATA + "tool_call_id") or message.get("tool_call_id")),
+        call_id=call_id or text(message.get("tool_call_id")),
         arguments=_arguments(_value(span, INPUT)),
         result=None if output is None or _masked(output) else msg.result_text(message.get("content", output)),
         error=is_error(span) or attrs.get("langfuse.observation.level") == "ERROR" or message.get("status") == "error",
-        hands_to=text(attrs.get(_DESTINATION)) or _goto(value),
+        hands_to=text(attrs.get(_DESTINATION)) or langgraph.command_goto(value),
     )
-
-
-def _goto(output: Any) -> str | None:
-    """The node a LangGraph `Command` sends its graph to (`{"graph": ..., "goto": "billing", ...}`), one node."""
-    if isinstance(output, dict) and "graph" in output and isinstance(output.get("goto"), str):
-        return text(output["goto"])
-    return None
 
 
 def _value(span: Span, key: str) -> Any:
