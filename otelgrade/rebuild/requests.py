@@ -30,6 +30,7 @@ from otelgrade.rebuild.handoffs import (
     unseen_transfers,
 )
 from otelgrade.rebuild.instructions import handoffs_by_instructions, turns_after
+from otelgrade.rebuild.managers import Manager, join_teams, managed_request, manager_of, managers
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import instrumented, join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
@@ -54,9 +55,14 @@ def requests(
     agent_runs = [r for r in runs if r.agent]
     in_runs = {s for r in runs for s in regions[r.root.span_id]}
     loose = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts) and sid not in in_runs}
-    if len(agent_runs) == 1 and not loose:  # the common trace: one agent, every model call in its run
+    managed = managers(tree, agent_runs, built)  # a manager's own model calls: a team's, a workflow's
+    if len(agent_runs) == 1 and not loose and not managed:  # the common trace: one agent, every call in its run
         only = agent_runs[0].root.span_id
         return [*out, _alone(tree, classified, built[only], regions[only])]
+    if managed:  # the speakers make the requests; their manager's calls are the requests' own
+        managing = {r.root.span_id for m in managed.values() for r in m.runs}
+        runs = [r for r in runs if r.root.span_id not in managing]
+        agent_runs = [r for r in agent_runs if r.root.span_id not in managing]
     handed = _link(tree, runs, built, descriptions(classified, classified.keys()))
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
@@ -71,12 +77,13 @@ def requests(
         for k, ms in groups.items()
     }
     groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, entries, invoked)
-    for root, members in groups.items():
-        if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
+    for root, members in join_teams(tree, groups, managed).items():
+        manager = manager_of(tree, members, managed)
+        if len(members) == 1 and not manager and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
             only = members[0].root.span_id
             out.append(_alone(tree, classified, built[only], regions[only]))
             continue
-        request, transferred = _request(tree, classified, root, members, built, regions, handed, notes)
+        request, transferred = _request(tree, classified, root, members, built, regions, handed, notes, manager)
         out.append(request)
         for run in members:
             own = built[run.root.span_id]
@@ -85,6 +92,10 @@ def requests(
                     own.parent_span_id = request.span_id
                 _transfers_executed(own, transferred)
                 out.append(own)
+        for consulted in manager.runs if manager else ():
+            if consulted.root.span_id in built:  # the manager's own invocations, nested
+                built[consulted.root.span_id].parent_span_id = request.span_id
+                out.append(built[consulted.root.span_id])
     return out
 
 
@@ -194,8 +205,10 @@ def _request(
     regions: dict[str, list[str]],
     handed: dict[str, tuple[str, str]],
     notes: Notes,
+    manager: Manager | None = None,
 ) -> tuple[Trajectory, list[ToolCall]]:
-    """The request run of several agents' runs: every call under `root`, each call naming its agent."""
+    """The request run of several agents' runs: every call under `root`, each call naming its agent, and its team's
+    manager's own calls (`managers`)."""
     head = next((r for r in members if r.root.span_id == root), None)
     first = min(members, key=lambda r: (r.root.start_ns, tree.order.get(r.root.span_id, -1)))
     spans = {s for r in members for s in regions[r.root.span_id]}
@@ -215,6 +228,12 @@ def _request(
         for s in regions[member.root.span_id]:
             if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = name
+    for recording in manager.runs if manager else ():  # its records of calls, or its own invocations' calls
+        agent_of[recording.root.span_id] = recording.facts.agent_name or ""
+        for s in regions.get(recording.root.span_id, ()):
+            spans.add(s)
+            if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
+                agent_of[s] = recording.facts.agent_name or ""
     region = sorted(spans, key=lambda s: tree.order.get(s, -1))
     own = run.facts.agent_name or run.root.name
     nodes = {}  # model calls outside every agent's run are the agent its graph's node is (a swarm's agents),
@@ -222,7 +241,7 @@ def _request(
         for s in region:
             if s not in agent_of and isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = nodes[s] = _graph_node(tree, classified, s, root) or own
-    request = build(tree, classified, run, region, notes, agent_of, members)
+    request = build(tree, classified, run, region, notes, agent_of, [*members, *(manager.runs if manager else ())])
     entry = built[first.root.span_id]
     first_agent = request.llm_calls[0].agent if request.llm_calls else None
     if head is not None:
@@ -277,6 +296,8 @@ def _request(
         request.output = None  # agents that answered side by side: their answers were joined off the trace
         request.lacks = sorted({*request.lacks, "output"})
     _answers_of_agents_as_tools(request, members, built)
+    if manager:
+        managed_request(request, manager, [(m, built[m.root.span_id]) for m in members])
     return request, transferred
 
 
