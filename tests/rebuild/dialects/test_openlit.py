@@ -8,9 +8,11 @@ import json
 import pytest
 
 from otelgrade.rebuild.dialects import classify
+from otelgrade.rebuild.dialects.openlit import tool
 from otelgrade.rebuild.facts import ChainFacts, RunFacts, ToolFacts
 from tests.e2e.test_rebuild_captures import load_folder, rebuild_folder
 from tests.rebuild.dialects.test_logfire import FRAMEWORKS, assert_as_ground_truth, expected, request_runs
+from tests.rebuild.genai_spans import span as spanned
 
 SOURCE = "langgraph-supervisor-openlit"
 SUPERVISOR_SCENARIOS = ["happy", "forbidden", "two_workers", "tool_error", "agent_error"]
@@ -121,3 +123,28 @@ def test_a_swarm_s_handoff_tool_sends_the_graph_on_by_its_command_and_is_no_tool
     for call in run.tool_calls:
         assert call.agent == next(h.to_agent for h in reversed(run.handoffs) if h.step < call.step)
     assert [h.from_agent for h in run.handoffs[1:]] == [h.to_agent for h in run.handoffs[:-1]]
+
+
+@pytest.mark.parametrize(
+    ("written", "failed"),
+    [
+        ("content='fee ledger sealed' name='waive_fee' tool_call_id='call_7' status='error'", True),
+        ("content=\"said status='error' once\" name='waive_fee' tool_call_id='call_7' status='success'", False),
+    ],
+)
+def test_a_tool_message_of_status_error_is_a_failed_call(written: str, failed: bool) -> None:
+    """LangChain's tool node hands a tool's exception to the model as a ToolMessage of status `error`; OpenLIT
+    records that message's `repr` as the result, its span left unset."""
+    facts = tool(
+        spanned(
+            "1",
+            None,
+            "execute_tool waive_fee",
+            0,
+            1,
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name="waive_fee",
+            gen_ai__tool__call__result=written,
+        )
+    )
+    assert facts.error is failed
