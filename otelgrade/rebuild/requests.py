@@ -18,7 +18,7 @@ from otelgrade.core.trajectory import PARTS, Handoff, LLMCall, ToolCall, Traject
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.dialects.autogen import runtime_actor
-from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
+from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, TransferFacts
 from otelgrade.rebuild.handoffs import (
     ACTED,
     DIALECT,
@@ -111,12 +111,15 @@ def _transfers_executed(run: Trajectory, transferred: list[ToolCall]) -> None:
 def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, region: list[str]) -> Trajectory:
     """A request of one agent span: its own run, whose transfers (to agents the trace does not show apart: stated
     by a span, or named so by a framework, or its model given another agent's instructions) are handoffs."""
-    statements = stated(classified, region) if run.tool_calls else {}
+    # a run with no model call on the trace (a system's record of what it ran) may state whom it handed to
+    statements = stated(classified, region) if run.tool_calls or not run.llm_calls else {}
     if not statements and not any(is_transfer(c.name) for c in run.tool_calls):
         # most runs of one agent: nothing to decide, unless its model speaks as other agents in turn
         return _agents_by_instructions(tree, classified, run, region) if len(run.llm_calls) > 1 else run
     decided, *_ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
     run.tool_calls, transfers, _ = _split(run.tool_calls, decided)
+    if not run.llm_calls and statements:  # a system's record of whom it handed to, with no call to carry it
+        transfers += _handed_without_calls(tree, run, statements, transfers)
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name
     run.handoffs = transfers
@@ -137,6 +140,19 @@ def _turns_after_transfers(run: Trajectory) -> None:
     for handoff in run.handoffs:  # a later transfer is made by the agent whose turn it is
         handoff.from_agent = agent_at.get(handoff.step, handoff.from_agent)
     run.agents = [a for a in dict.fromkeys(c.agent for c in run.llm_calls) if a]
+
+
+def _handed_without_calls(
+    tree: Tree, run: Trajectory, statements: Mapping[str, TransferFacts], found: list[Handoff]
+) -> list[Handoff]:
+    """The handoffs a run with no model call on the trace states (an agent network's record of the agents its
+    router ran): from the run's agent. Whatever chose them (a router's model) is not on the trace: the run lacks
+    its model calls."""
+    giving = {sid: f if f.from_agent else TransferFacts(f.to_agent, run.agent_name) for sid, f in statements.items()}
+    handed = stated_alone(tree, run.tool_calls, run.llm_calls, giving, found)
+    if handed and "llm_calls" not in run.lacks:
+        run.lacks = [p for p in PARTS if p in run.lacks or p == "llm_calls"]
+    return handed
 
 
 def _group(tree: Tree, system: set[str], runs: list[Run], built: dict[str, Trajectory]) -> dict[str, list[Run]]:

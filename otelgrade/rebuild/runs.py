@@ -475,6 +475,8 @@ def _lacks(
         lacking.add("llm_calls")  # calls known only from records of successful calls: the failed one left none
     if steps and all(s.facts.overwritten for s in steps):
         lacking |= {"llm_calls", "tool_calls"}  # only the last call's record, over the earlier ones'
+    if any(s.facts.generation for s in steps):
+        lacking |= {"llm_calls", "messages"}  # a span for several calls, their exchanges not on it
     for span in unread:
         lacking |= would_hold(span)
     return [part for part in PARTS if part in lacking]
@@ -496,7 +498,9 @@ def _exchanges_unrecorded(found: Run, steps: list[Step], messages: list[Any], to
             unrecorded.add("tool_arguments")  # the calls' names and ids, written without what they were given
         return unrecorded | {"tool_results"} if all(t.result is None for t in tools) else unrecorded
     if not run.output and any(s.facts.input_messages for s in steps):
-        return set() if any(s.facts.output_messages for s in steps) else {"output", "messages"}
+        if any(s.facts.output_messages for s in steps):
+            return set()
+        return {"messages"} if is_error(found.root) else {"output", "messages"}  # a failed run gave no answer
     return set()
 
 

@@ -11,7 +11,7 @@ from otelgrade.core.spans import Span
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.facts import LLMFacts, RunFacts, ToolFacts
-from tests.e2e.test_rebuild_captures import load_folder
+from tests.captures import load_folder
 from tests.rebuild.dialects.test_logfire import (
     AGENTS_SINGLE,
     FRAMEWORKS,
