@@ -124,13 +124,16 @@ _LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "too
 
 
 def _from_langchain(message: dict[str, Any]) -> msg.Message:
-    """A serialized LangChain message (`type` human/ai/system/tool, tool calls as `{name, args, id}`)."""
+    """A serialized LangChain message (`type` human/ai/system/tool, tool calls as `{name, args, id}`); a tool
+    message of status `error` tells the model its call failed."""
     calls = [
         msg.tool_call(c.get("id"), c.get("name"), c.get("args"))
         for c in message.get("tool_calls") or ()
         if isinstance(c, dict)
     ]
-    extra = {"tool_call_id": text(message.get("tool_call_id"))} if message["type"] == "tool" else {}
+    extra: dict[str, Any] = {}
+    if message["type"] == "tool":
+        extra = {"tool_call_id": text(message.get("tool_call_id")), "error": message.get("status") == "error" or None}
     return msg.message(_LANGCHAIN_ROLES[message["type"]], content_text(message.get("content")) or None, calls, **extra)
 
 
