@@ -25,6 +25,7 @@ from otelgrade.rebuild.handoffs import (
     chosen_speakers,
     decide,
     descriptions,
+    speakers_by_transfers,
     stated,
     stated_alone,
     unseen_transfers,
@@ -123,6 +124,7 @@ def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, regio
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name
     run.handoffs = transfers
+    speakers_by_transfers(run)
     _turns_after_transfers(run)
     return run
 
@@ -294,6 +296,7 @@ def _request(
     delegated = [*(decided[i] for i in delegations), *broadcast]
     nested = _nested_pairs(tree, members, built)
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed, nested)
+    speakers_by_transfers(request)
     if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs, nested):
         request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
     if chosen := chosen_speakers(request.llm_calls, request.handoffs):

@@ -83,14 +83,15 @@ def tool(span: Span) -> ToolFacts:
     output = attrs.get(OUTPUT)
     value = _value(span, OUTPUT)
     call_id = text(attrs.get(_METADATA + "tool_call_id"))
-    message = langgraph.tool_message(value, call_id)
+    routed = langgraph.command(value)
+    message = (langgraph.answered(routed[1], call_id)[0] if routed else langgraph.tool_message(value)) or {}
     return ToolFacts(
         name=span.name or "unknown",
         call_id=call_id or text(message.get("tool_call_id")),
         arguments=_arguments(_value(span, INPUT)),
         result=None if output is None or _masked(output) else msg.result_text(message.get("content", output)),
         error=is_error(span) or attrs.get("langfuse.observation.level") == "ERROR" or message.get("status") == "error",
-        hands_to=text(attrs.get(_DESTINATION)) or langgraph.command_goto(value),
+        hands_to=text(attrs.get(_DESTINATION)) or (routed[0] if routed else None),
     )
 
 

@@ -85,15 +85,31 @@ def tool(span: Span) -> ToolFacts:
     attrs = span.attributes
     output = msg.loads(attrs.get(OUTPUTS))
     call_id = text(msg.loads(attrs.get("tool_call_id")))
-    message = langgraph.tool_message(output, call_id)
+    goto = _command_goto(output)
+    if goto is not None:
+        output = _answering(output["update"], call_id)
+    message = output if isinstance(output, dict) and output.get("type") == "tool" and "content" in output else {}
     return ToolFacts(
         name=span.name or text(msg.loads(attrs.get("mlflow.spanFunctionName"))) or "unknown",
         call_id=call_id or text(message.get("tool_call_id")),
         arguments=msg.loads(attrs.get(INPUTS)),
         result=msg.result_text(message["content"] if message else attrs.get(OUTPUTS)),
         error=is_error(span) or message.get("status") == "error",
-        hands_to=langgraph.hands_to(span) or langgraph.command_goto(output),
+        hands_to=langgraph.hands_to(span) or goto,
     )
+
+
+def _command_goto(output: Any) -> str | None:
+    """The node a LangGraph `Command` a tool returned sends the graph to (one node, named)."""
+    if isinstance(output, dict) and isinstance(output.get("goto"), str) and isinstance(output.get("update"), dict):
+        return text(output["goto"])
+    return None
+
+
+def _answering(update: dict[str, Any], call_id: str | None) -> Any:
+    """The ToolMessage of a Command's update that answers the call (by its id, else the last one)."""
+    replies = [m for m in update.get("messages") or () if isinstance(m, dict) and m.get("type") == "tool"]
+    return next((m for m in replies if call_id and m.get("tool_call_id") == call_id), replies[-1] if replies else None)
 
 
 # --- JSON documents of inputs and outputs (also read by langfuse.py) ------------------------------
