@@ -51,6 +51,24 @@ def handoffs_by_instructions(
     return out, agent_at
 
 
+def turns_after(llm_calls: Sequence[LLMCall], handoffs: Sequence[Handoff]) -> dict[int, str]:
+    """The agent each model call after a transfer speaks as (by step), where the transfer is already known (a span
+    states it) and the model is given other instructions right after it: that agent's turn, until the next such
+    transfer. Empty where the model calls already say whose they are, or no instructions change."""
+    if any(c.agent for c in llm_calls):
+        return {}
+    by_step = {c.step: c for c in llm_calls}
+    agent_at: dict[int, str] = {}
+    for handoff in sorted(handoffs, key=lambda h: h.step):
+        before, after = by_step.get(handoff.step), by_step.get(handoff.step + 1)
+        if handoff.to_agent is None or before is None or after is None:
+            continue
+        said_before, said_after = _instructions(before), _instructions(after)
+        if said_before is not None and said_after is not None and said_before != said_after:
+            agent_at.update({step: handoff.to_agent for step in by_step if step > handoff.step})
+    return agent_at
+
+
 def _instructions(call: LLMCall) -> str | None:
     texts = [m.get("content") for m in call.input_messages if m.get("role") in ("system", "developer")]
     return "\n".join(t for t in texts if isinstance(t, str)) or None

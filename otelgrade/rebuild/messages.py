@@ -179,12 +179,14 @@ def message(role: str, content: str | None, tool_calls: list[dict[str, Any]] | N
 
 
 def openai_tool_calls(raw: dict[str, Any]) -> list[dict[str, Any]]:
-    """The `tool_calls` of an OpenAI-style message, normalised."""
+    """The `tool_calls` of an OpenAI-style message, normalised (a flat call may hold its arguments as `args`, as
+    LangChain's tool calls do)."""
     calls = []
     for call in raw.get("tool_calls") or ():
         if isinstance(call, dict):
             fn = function_of(call)
-            calls.append(tool_call(call.get("id"), fn.get("name"), fn.get("arguments")))
+            arguments = fn["arguments"] if "arguments" in fn else fn.get("args")
+            calls.append(tool_call(call.get("id"), fn.get("name"), arguments))
     return calls
 
 

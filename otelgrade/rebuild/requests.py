@@ -30,7 +30,7 @@ from otelgrade.rebuild.handoffs import (
     stated_alone,
     unseen_transfers,
 )
-from otelgrade.rebuild.instructions import handoffs_by_instructions
+from otelgrade.rebuild.instructions import handoffs_by_instructions, turns_after
 from otelgrade.rebuild.managers import Manager, join_teams, managed_request, manager_of, managers
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import instrumented, join_under_systems
@@ -125,7 +125,23 @@ def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, regio
         transfer.from_agent = transfer.from_agent or run.agent_name
     run.handoffs = transfers
     speakers_by_transfers(run)
+    _turns_after_transfers(run)
     return run
+
+
+def _turns_after_transfers(run: Trajectory) -> None:
+    """In a request of one agent span, the agent each model call and tool call is, where its model is given other
+    instructions at the request's transfers (`instructions.turns_after`)."""
+    agent_at = turns_after(run.llm_calls, run.handoffs)
+    if not agent_at:
+        return
+    for call in run.llm_calls:
+        call.agent = agent_at.get(call.step, run.agent_name)
+    for tool in run.tool_calls:
+        tool.agent = agent_at.get(tool.step, run.agent_name)
+    for handoff in run.handoffs:  # a later transfer is made by the agent whose turn it is
+        handoff.from_agent = agent_at.get(handoff.step, handoff.from_agent)
+    run.agents = [a for a in dict.fromkeys(c.agent for c in run.llm_calls) if a]
 
 
 def _handed_without_calls(

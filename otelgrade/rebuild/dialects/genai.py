@@ -36,6 +36,8 @@ _DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 # A span of its own for a control transfer between agents (the OpenAI Agents SDK's handoff span, as the OTel contrib
 # and OpenLLMetry instrumentations write it), with `gen_ai.handoff.from_agent` / `gen_ai.handoff.to_agent`.
 HANDOFF_OPERATIONS = frozenset({"agent_handoff", "handoff"})
+# The roles of a conversation's messages (GenAI's, OpenAI's `developer`, Gemini's `model`); any other is unmapped.
+_CONVERSATION_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "model"})
 
 
 def read(span: Span) -> Facts | None:
@@ -141,7 +143,7 @@ def _message_attrs(span: Span) -> tuple[list[msg.Message], list[msg.Message], li
                 raw_in = raw_in if raw_in is not None else details.get("gen_ai.input.messages")
                 raw_out = raw_out if raw_out is not None else details.get("gen_ai.output.messages")
     outputs = msg.as_list(raw_out)
-    return from_genai(msg.as_list(raw_in)), from_genai(outputs), outputs
+    return from_genai(msg.as_list(raw_in)), from_genai(outputs, answering=True), outputs
 
 
 def _blocks(value: Any) -> Any:
@@ -162,11 +164,13 @@ def _finish_reason_of(messages: Iterable[Any]) -> str | None:
 # --- GenAI semantic-convention messages ({role, parts}) -----------------------------------
 
 
-def from_genai(messages: Iterable[Any]) -> list[msg.Message]:
+def from_genai(messages: Iterable[Any], answering: bool = False) -> list[msg.Message]:
     """GenAI `gen_ai.input.messages` / `gen_ai.output.messages` (parts) to OpenAI messages.
 
     Tool results (`tool_call_response` parts) become one `tool` message each, whatever role
-    carried them (pydantic-ai puts them in a `user` message).
+    carried them (pydantic-ai puts them in a `user` message). A role outside the conversation's
+    (`unknown`, none: what an instrumentation writes for a message type it cannot map) is the
+    assistant's when the message is a model's output (`answering`) or asks for tools.
     """
     out: list[msg.Message] = []
     for raw in messages:
@@ -198,7 +202,10 @@ def from_genai(messages: Iterable[Any]) -> list[msg.Message]:
                         name=name if isinstance(name, str) else None,
                     )
                 )
-        out.extend(msg.with_results(str(raw.get("role") or "assistant"), texts, calls, results))
+        role = raw.get("role")
+        if role not in _CONVERSATION_ROLES and (answering or calls):
+            role = "assistant"
+        out.extend(msg.with_results(str(role or "assistant"), texts, calls, results))
     return out
 
 

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from otelgrade.core.spans import Span
+from otelgrade.rebuild import langgraph
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects.mlflow import answer_text, chat_messages, lone_text, request_text, response_messages
@@ -24,6 +25,9 @@ from otelgrade.rebuild.span_readers import first, integer, is_error, text
 TYPE = "langfuse.observation.type"
 INPUT = "langfuse.observation.input"
 OUTPUT = "langfuse.observation.output"
+_METADATA = "langfuse.observation.metadata."  # the framework's run metadata, one attribute per key
+_NODE = _METADATA + "langgraph_node"
+_DESTINATION = _METADATA + "__handoff_destination"  # LangGraph's handoff tools say whom they hand to
 _GROUPING = frozenset({"span", "chain"})
 _PLACEHOLDER = re.compile(
     r"\s*(?:\[[^\]]*\b(?:redacted|masked)\b[^\]]*\]|<[^>]*\b(?:redacted|masked)\b[^>]*>|REDACTED|MASKED|\*{3,})\s*",
@@ -33,21 +37,26 @@ _PLACEHOLDER = re.compile(
 
 def read(span: Span) -> Facts | None:
     kind = span.attributes.get(TYPE)
+    node = text(span.attributes.get(_NODE))
+    if kind == "agent" and node == span.name:
+        return ChainFacts(f"runs graph node `{span.name}`: a step of its run, not an agent", node=node)
     if kind == "agent":
-        return agent(span)
+        return agent(span, node)
     if kind == "generation":
         return llm(span)
     if kind == "tool":
         return tool(span)
     if kind in _GROUPING:
-        return ChainFacts()
+        return ChainFacts(node=node if node == span.name else None)
     return None
 
 
-def agent(span: Span) -> RunFacts:
+def agent(span: Span, node: str | None = None) -> RunFacts:
+    """An agent observation, named after the graph node it runs in where there is one (the handler types an
+    observation `agent` by its name: LangGraph's `call_agent` runs the agent its node is named after)."""
     inputs = _value(span, INPUT)
     return RunFacts(
-        agent_name=span.name or None,
+        agent_name=node or span.name or None,
         input=inputs if isinstance(inputs, str) and inputs else request_text(inputs),
         output=answer_text(_value(span, OUTPUT)),
         fallback_input=lone_text(_arguments(inputs)),
@@ -68,12 +77,21 @@ def llm(span: Span) -> LLMFacts:
 
 
 def tool(span: Span) -> ToolFacts:
-    output = span.attributes.get(OUTPUT)
+    """A tool observation; the LangChain handler's metadata adds the call id and, for a LangGraph handoff tool,
+    whom it hands to (else the graph `Command` it returned says where it goes)."""
+    attrs = span.attributes
+    output = attrs.get(OUTPUT)
+    value = _value(span, OUTPUT)
+    call_id = text(attrs.get(_METADATA + "tool_call_id"))
+    routed = langgraph.command(value)
+    message = (langgraph.answered(routed[1], call_id)[0] if routed else langgraph.tool_message(value)) or {}
     return ToolFacts(
         name=span.name or "unknown",
+        call_id=call_id or text(message.get("tool_call_id")),
         arguments=_arguments(_value(span, INPUT)),
-        result=None if output is None or _masked(output) else msg.result_text(output),
-        error=is_error(span) or span.attributes.get("langfuse.observation.level") == "ERROR",
+        result=None if output is None or _masked(output) else msg.result_text(message.get("content", output)),
+        error=is_error(span) or attrs.get("langfuse.observation.level") == "ERROR" or message.get("status") == "error",
+        hands_to=text(attrs.get(_DESTINATION)) or (routed[0] if routed else None),
     )
 
 

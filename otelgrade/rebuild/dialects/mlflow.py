@@ -117,7 +117,7 @@ def _answering(update: dict[str, Any], call_id: str | None) -> Any:
 
 def chat_messages(doc: Any) -> list[msg.Message]:
     """The chat messages of a request: a list of OpenAI-style or LangChain messages, or an object holding one as
-    `messages` (a LangGraph state)."""
+    `messages` (a LangGraph state), without those the graph wrote itself."""
     if isinstance(doc, dict):
         doc = doc.get("messages")
     if not isinstance(doc, list) or not doc or not all(isinstance(m, dict) for m in doc):
@@ -125,21 +125,31 @@ def chat_messages(doc: Any) -> list[msg.Message]:
     if all("role" in m for m in doc):
         return msg.from_openai(doc)
     if all(m.get("type") in _LANGCHAIN_ROLES for m in doc):
-        return [_from_langchain(m) for m in doc]
+        return [_from_langchain(m) for m in doc if not _graph_written(m)]
     return []
+
+
+def _graph_written(message: dict[str, Any]) -> bool:
+    """A message the graph wrote itself, which no model said and no tool returned: LangGraph's supervisor marks
+    the pair it adds when a worker hands control back (`response_metadata.__is_handoff_back`)."""
+    metadata = message.get("response_metadata")
+    return isinstance(metadata, dict) and metadata.get("__is_handoff_back") is True
 
 
 _LANGCHAIN_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 
 
 def _from_langchain(message: dict[str, Any]) -> msg.Message:
-    """A serialized LangChain message (`type` human/ai/system/tool, tool calls as `{name, args, id}`)."""
+    """A serialized LangChain message (`type` human/ai/system/tool, tool calls as `{name, args, id}`); a tool
+    message of status `error` tells the model its call failed."""
     calls = [
         msg.tool_call(c.get("id"), c.get("name"), c.get("args"))
         for c in message.get("tool_calls") or ()
         if isinstance(c, dict)
     ]
-    extra = {"tool_call_id": text(message.get("tool_call_id"))} if message["type"] == "tool" else {}
+    extra: dict[str, Any] = {}
+    if message["type"] == "tool":
+        extra = {"tool_call_id": text(message.get("tool_call_id")), "error": message.get("status") == "error" or None}
     return msg.message(_LANGCHAIN_ROLES[message["type"]], content_text(message.get("content")) or None, calls, **extra)
 
 

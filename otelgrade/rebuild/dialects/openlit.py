@@ -58,6 +58,7 @@ _RUN_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{
 _COMMAND = "Command("
 _GOTO = re.compile(r"""goto=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\)$""")
 _TOOL_MESSAGE = re.compile(r"""content=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")(?: |$)""")
+_ERROR_STATUS = re.compile(r"(?:^| )status='error'(?: |$)")  # a ToolMessage's fields after its content
 
 
 def read(span: Span) -> Facts | None:
@@ -172,7 +173,7 @@ def tool(span: Span) -> ToolFacts:
         call_id=None if call_id is None or _RUN_ID.fullmatch(call_id) else call_id,
         arguments=_arguments(attrs.get("gen_ai.tool.call.arguments")),
         result=_tool_message_content(result) if isinstance(result, str) else msg.result_text(result),
-        error=is_error(span),
+        error=is_error(span) or _told_failed(result),
         hands_to=_goto(result),
         description=text(attrs.get("gen_ai.tool.description")),
     )
@@ -201,6 +202,13 @@ def _tool_message_content(value: str) -> str:
     match = _TOOL_MESSAGE.match(value)
     content = _literal(match.group(1)) if match else None
     return content if isinstance(content, str) else value
+
+
+def _told_failed(value: Any) -> bool:
+    """A ToolMessage written as its `repr` whose status is `error`: LangChain's tool node told the model the call
+    failed (a tool's exception handed over as text)."""
+    match = _TOOL_MESSAGE.match(value) if isinstance(value, str) else None
+    return match is not None and _ERROR_STATUS.search(value, match.end()) is not None
 
 
 def _literal(value: str) -> Any:

@@ -3,13 +3,14 @@
 Older releases flatten messages into `gen_ai.prompt.N.*` / `gen_ai.completion.N.*` (tool calls
 as `...tool_calls.M.{id,name,arguments}`); current ones write GenAI JSON messages, read by
 `genai.py`. Tool spans record `traceloop.entity.input` (`{"args": [...], "kwargs": {...}}`) and
-`traceloop.entity.output` (JSON), and no call id; the Agno instrumentation writes a tool's outcome as the
-repr of Agno's execution result (`status='failure' result=None error='...' ...`) and names a Team only in
-`agno.team.name`. The CrewAI instrumentation writes the crew's answer (`crewai.crew.result`) and each task's
-description, the request it was given, whatever the content switch says. The LlamaIndex instrumentation
-writes an agent workflow's tool step as a `task` span with `tool.name` and `tool.arguments`, its outcome (call id,
-result, failure) as the step's JSON output, and no span per agent: the agent each step is for stands only in the
-step's event (`current_agent_name` in its JSON input or output).
+`traceloop.entity.output` (JSON), and no call id; the LangChain instrumentation records a chain's outputs as
+`{"outputs": ..., "kwargs": ...}` and writes a message role it does not map as `unknown`; the Agno
+instrumentation writes a tool's outcome as the repr of Agno's execution result (`status='failure' result=None
+error='...' ...`) and names a Team only in `agno.team.name`. The CrewAI instrumentation writes the crew's answer
+(`crewai.crew.result`) and each task's description, the request it was given, whatever the content switch says.
+The LlamaIndex instrumentation writes an agent workflow's tool step as a `task` span with `tool.name` and
+`tool.arguments`, its outcome (call id, result, failure) as the step's JSON output, and no span per agent: the
+agent each step is for stands only in the step's event (`current_agent_name` in its JSON input or output).
 """
 
 from __future__ import annotations
@@ -93,12 +94,22 @@ def _is_llm(attrs: dict[str, Any]) -> bool:
 def agent(span: Span) -> RunFacts:
     attrs = span.attributes
     name = text(first(attrs, "gen_ai.agent.name", "agno.team.name", "traceloop.entity.name", "traceloop.workflow.name"))
-    output = msg.loads(attrs.get("traceloop.entity.output"))
+    output = _chain_output(msg.loads(attrs.get("traceloop.entity.output")))
     return RunFacts(
         agent_name=name or span.name.removesuffix(".agent").removesuffix(".workflow") or None,
         fallback_input=_entity_input_text(attrs.get("traceloop.entity.input")),
-        output=output if isinstance(output, str) and output else None,
+        output=output or None,
     )
+
+
+def _chain_output(output: Any) -> str | None:
+    """The answer a workflow span recorded: its output as text, or the LangChain instrumentation's record of a
+    chain's outputs (`{"outputs": ..., "kwargs": ...}`) when they are text or a chain's `output` key."""
+    if isinstance(output, dict) and "outputs" in output:
+        output = output["outputs"]
+        if isinstance(output, dict):
+            output = output.get("output")
+    return output if isinstance(output, str) else None
 
 
 def crew(span: Span) -> RunFacts | ChainFacts:

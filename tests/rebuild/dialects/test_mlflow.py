@@ -10,7 +10,9 @@ import pytest
 from otelgrade.core.spans import Span
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialects import classify
+from otelgrade.rebuild.dialects.mlflow import chat_messages
 from otelgrade.rebuild.facts import LLMFacts, RunFacts, ToolFacts
+from otelgrade.rebuild.tool_errors import failed_results
 from tests.captures import load_folder
 from tests.rebuild.dialects.test_logfire import (
     AGENTS_SINGLE,
@@ -217,3 +219,13 @@ def test_a_tool_that_returns_a_command_answers_with_the_tool_message_in_it() -> 
     classified = classify(_supervised(stated=False, command=True)[3])
     assert classified is not None and isinstance(classified.facts, ToolFacts)
     assert (classified.facts.result, classified.facts.hands_to) == ("Moved to desk", "desk")
+
+
+def test_a_langchain_tool_message_of_status_error_tells_the_model_the_call_failed() -> None:
+    """LangGraph's tool node answers a tool's exception with a ToolMessage of status `error`, whatever its text:
+    the conversation's witness that the call failed."""
+    asked = {"type": "ai", "content": "", "tool_calls": [{"name": "waive_fee", "args": {}, "id": "c1"}]}
+    told = {"type": "tool", "content": "fee ledger sealed", "tool_call_id": "c1", "status": "error"}
+    fine = {**told, "tool_call_id": "c2", "status": "success"}
+    history = chat_messages({"messages": [{"type": "human", "content": "Waive my fee."}, asked, told, fine]})
+    assert failed_results([history]) == {"c1"}

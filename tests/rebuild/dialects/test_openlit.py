@@ -8,9 +8,11 @@ import json
 import pytest
 
 from otelgrade.rebuild.dialects import classify
+from otelgrade.rebuild.dialects.openlit import tool
 from otelgrade.rebuild.facts import ChainFacts, RunFacts, ToolFacts
 from tests.captures import load_folder, rebuild_folder
 from tests.rebuild.dialects.test_logfire import FRAMEWORKS, assert_as_ground_truth, expected, request_runs
+from tests.rebuild.genai_spans import span as spanned
 
 SOURCE = "langgraph-supervisor-openlit"
 SUPERVISOR_SCENARIOS = ["happy", "forbidden", "two_workers", "tool_error", "agent_error"]
@@ -110,11 +112,39 @@ def test_content_off_still_shows_the_request_the_requested_calls_and_the_answer(
 def test_a_swarm_s_handoff_tool_sends_the_graph_on_by_its_command_and_is_no_tool_call(scenario: str) -> None:
     """LangGraph's swarm under OpenLIT: the handoff tool's result is the `Command` that sends the graph to the
     next agent (`goto`). Its tool calls are the ground truth's, within the run's budget; the handoffs go where
-    the ground truth says, and since no span shows which agent made which model call, the run lacks tool_calls
-    rather than passing or failing on a guess."""
+    the ground truth says, and since the model is given the next agent's instructions right after each of them,
+    the calls after a handoff are that agent's (no span names the agent of a model call)."""
     folder = FRAMEWORKS / "langgraph-swarm-openlit"
     truth = json.loads((folder / "expected.pending.json").read_text())["scenarios"][scenario]["runs"][0]
     (run,) = [t for t in rebuild_folder(folder / scenario) if t.parent_span_id is None]
     assert [c.name for c in run.tool_calls] == [c["name"] for c in truth["tool_calls"]]
     assert [h.to_agent for h in run.handoffs] == [h["to"] for h in truth["handoffs"]]
-    assert all(h.decided_by == "dialect" for h in run.handoffs) and "tool_calls" in run.lacks
+    assert all(h.decided_by == "dialect" for h in run.handoffs) and "tool_calls" not in run.lacks
+    for call in run.tool_calls:
+        assert call.agent == next(h.to_agent for h in reversed(run.handoffs) if h.step < call.step)
+    assert [h.from_agent for h in run.handoffs[1:]] == [h.to_agent for h in run.handoffs[:-1]]
+
+
+@pytest.mark.parametrize(
+    ("written", "failed"),
+    [
+        ("content='fee ledger sealed' name='waive_fee' tool_call_id='call_7' status='error'", True),
+        ("content=\"said status='error' once\" name='waive_fee' tool_call_id='call_7' status='success'", False),
+    ],
+)
+def test_a_tool_message_of_status_error_is_a_failed_call(written: str, failed: bool) -> None:
+    """LangChain's tool node hands a tool's exception to the model as a ToolMessage of status `error`; OpenLIT
+    records that message's `repr` as the result, its span left unset."""
+    facts = tool(
+        spanned(
+            "1",
+            None,
+            "execute_tool waive_fee",
+            0,
+            1,
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name="waive_fee",
+            gen_ai__tool__call__result=written,
+        )
+    )
+    assert facts.error is failed

@@ -119,6 +119,26 @@ def test_a_llamaindex_workflow_tool_step_is_the_tool_call_with_its_outcome() -> 
     )
 
 
+def test_a_chain_s_recorded_outputs_are_the_workflow_s_answer() -> None:
+    """The LangChain instrumentation records what an executor returned as the chain's outputs beside its kwargs;
+    the answer stands there even where the model calls carry no message (their content switched off)."""
+    answer = "An engineer visits meter M-118 on Tuesday."
+    workflow = span(
+        "1",
+        None,
+        "outage_desk.workflow",
+        0,
+        4,
+        traceloop__span__kind="workflow",
+        traceloop__entity__name="outage_desk",
+        traceloop__entity__output=json.dumps({"outputs": {"output": answer}, "kwargs": {"tags": []}}),
+    )
+    model = span("2", "1", "ChatOpenAI.chat", 1, 3, llm__request__type="chat", gen_ai__request__model="gpt-4o-mini")
+    (run,) = rebuild([workflow, model])
+    assert (run.agent_name, run.output) == ("outage_desk", answer)
+    assert "output" not in run.lacks
+
+
 def test_the_first_agent_of_a_llamaindex_workflow_is_the_one_its_first_step_is_for() -> None:
     """OpenLLMetry's LlamaIndex instrumentation writes one span for the whole agent workflow and none per agent;
     each step's event, in its JSON input or output, says which agent it is for (`current_agent_name`). The handoff
