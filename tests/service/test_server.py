@@ -7,8 +7,10 @@ import http.client
 import json
 import signal
 import threading
+import time
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -271,3 +273,54 @@ def test_sigterm_under_load_grades_every_acknowledged_trace(serve: Serve) -> Non
     assert set(acknowledged) <= graded
     assert "shutting down" in server.log()
     assert len(failures) == 2  # both senders saw the server stop accepting
+
+
+def _service_pids(server: ServeProcess) -> list[int]:
+    """The `serve` process and its grading workers."""
+    pid = server.process.pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [pid, *map(int, children)]
+
+
+def _loop_wakeups(pid: int) -> int:
+    """How often the process's main thread (its event loop) has gone to sleep and been woken."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return sum(int(line.split()[1]) for line in status.splitlines() if line.startswith("voluntary_ctxt_switches"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_idle_service_sleeps_until_something_is_due(
+    serve: Serve, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTELGRADE_WORKERS", raising=False)
+    server = serve({"suites": [WEATHER_SUITE], "server": {"workers": workers}})
+    agent_run(GrpcSpanExporter(endpoint=server.grpc_address, insecure=True))
+    server.wait_for_metric("otelgrade_runs_graded_total", {"suite": "weather"}, 1)
+    pids = _service_pids(server)
+    assert len(pids) == 1 + (workers if workers > 1 else 0)
+    grading = pids if workers == 1 else pids[1:]  # the processes that hold and grade runs
+    before = [_loop_wakeups(pid) for pid in grading]
+    window = 2.0
+    time.sleep(window)  # the window measured: nothing arrives, nothing is due
+    woken = [(_loop_wakeups(pid) - was) / window for pid, was in zip(grading, before, strict=True)]
+    # looking every 50 ms woke a loop 20 times a second; a worker answers the receiving process's heartbeat, 4
+    assert max(woken) <= 10, f"event loops woke {woken} times a second while idle"
+    assert server.stop() == 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_is_graded_settle_after_its_last_span(
+    serve: Serve, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTELGRADE_WORKERS", raising=False)
+    settle = 0.2
+    server = serve({"suites": [WEATHER_SUITE], "server": {"workers": workers}, "assembly": {"settle": "200ms"}})
+    delays, graded = [], 0.0
+    for n in range(1, 6):  # each run arrives while the service sleeps: its deadline must wake it
+        agent_run(GrpcSpanExporter(endpoint=server.grpc_address, insecure=True), batch=False)
+        server.wait_for_metric("otelgrade_grading_delay_seconds_count", None, n)
+        total = server.metric("otelgrade_grading_delay_seconds_sum")
+        delays.append(total - graded)
+        graded = total
+    assert all(settle <= d <= settle + 0.15 for d in delays), f"graded {delays} s after the last span"
+    assert server.stop() == 0
