@@ -26,6 +26,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.conftest import ServeProcess
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.paths import FIXTURES
 from tests.receivers_harness import otlp_json, sid, span_pb, traces_request
 from tests.replay import exporters, replay_folder
@@ -324,3 +325,36 @@ def test_a_run_is_graded_settle_after_its_last_span(
         graded = total
     assert all(settle <= d <= settle + 0.15 for d in delays), f"graded {delays} s after the last span"
     assert server.stop() == 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_judged_run_reaches_the_grades_page_when_its_judge_answers(
+    serve: Serve, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTELGRADE_WORKERS", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    answers_after = 0.3
+    judge = {"name": "helpful", "type": "rubric", "prompt": "Did the agent help? {trajectory}", "sample": 1.0}
+    with FakeOpenAI(default=Reply.grade(1.0, delay=answers_after)) as fake:
+        server = serve(
+            {
+                "suites": [{**WEATHER_SUITE, "graders": [*WEATHER_SUITE["graders"], judge]}],
+                "judge": {"base_url": fake.base_url, "max_retries": 0},
+                "server": {"workers": workers},
+            }
+        )
+        for n in range(3):
+            trace_id = agent_run(GrpcSpanExporter(endpoint=server.grpc_address, insecure=True), batch=False)
+            sent = time.monotonic()
+            while not any(g["grader"] == "helpful" for g in _page_grades(server, trace_id)):
+                assert time.monotonic() - sent < 15, f"run {n}: the judge's grade never reached the page"
+                time.sleep(0.01)
+            shown_after = time.monotonic() - sent
+            # settle (200 ms) and the judge's answer, a few milliseconds of work and the page's poll
+            assert shown_after <= 0.2 + answers_after + 0.25, f"run {n}: on the page {shown_after:.2f}s after"
+        assert server.stop() == 0
+
+
+def _page_grades(server: ServeProcess, trace_id: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{server.metrics_url}/api/grades?limit=50", timeout=5) as response:
+        return [g for g in json.loads(response.read())["grades"] if g["trace_id"] == trace_id]
