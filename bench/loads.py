@@ -9,6 +9,7 @@ SDK's batch processor sends them), a trace never cut between two requests; log r
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -76,7 +77,8 @@ def agent_mix(traces: int, spans_per_trace: int, batch_traces: int) -> Load:
 def captured(copies: int) -> Load:
     """Every captured trace request of the fixtures, merged in arrival order; its requests (the runs a suite
     without `match` grades: nested agents' runs are not counted) found by the rebuild of every span at once.
-    A request that would cut a trace (a capture's next file continuing it) takes the file past `MAX_SPANS`. Cut,
+    A scenario's files go into one request, past `MAX_SPANS` if need be, since a later file can continue any of
+    its traces (an MCP server's trace interleaves with the client's). Cut,
     its root came in the second request (SDKs export children first); a slow half-rate round (one request a
     second at 500 spans/s) sent that more than `idle_timeout` after the first, which was then closed rootless and
     rebuilt alone, the rest counted late: the round waited for runs that never came."""
@@ -87,17 +89,17 @@ def captured(copies: int) -> Load:
         if not p.name.endswith(".logs.pb")
     )
     requests: list[ts.ExportTraceServiceRequest] = []
-    current, held, traces = ts.ExportTraceServiceRequest(), 0, set[bytes]()
-    for path in files:
-        request = ts.ExportTraceServiceRequest.FromString(path.read_bytes())
-        n = sum(len(ss.spans) for ss in _scopes(request))
-        ids = {s.trace_id for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans}
-        if held and held + n > MAX_SPANS and traces.isdisjoint(ids):
+    current, held = ts.ExportTraceServiceRequest(), 0
+    for _, paths in itertools.groupby(files, key=lambda p: p.parent):
+        scenario = ts.ExportTraceServiceRequest()
+        for path in paths:
+            scenario.MergeFromString(path.read_bytes())
+        n = sum(len(ss.spans) for ss in _scopes(scenario))
+        if held and held + n > MAX_SPANS:
             requests.append(current)
-            current, held, traces = ts.ExportTraceServiceRequest(), 0, set[bytes]()
-        current.resource_spans.extend(request.resource_spans)
+            current, held = ts.ExportTraceServiceRequest(), 0
+        current.resource_spans.extend(scenario.resource_spans)
         held += n
-        traces |= ids
     if held:
         requests.append(current)
     spans = [s for r in requests for s in decode_traces(r.SerializeToString()).spans]

@@ -300,3 +300,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         seen: set[int] = set()
         if any(starts_processes(f, seen) for f in [getattr(item, "obj", None), *(d.func for d in definitions)]):
             item.add_marker(pytest.mark.integration)
+
+
+# --- captures shared across modules (tests/captures.py): a test that changed one fails the session ------------
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.captures import changed
+
+    altered = changed()
+    if altered:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        session.config.stash[_ALTERED] = altered
+
+
+_ALTERED = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    altered = config.stash.get(_ALTERED, [])
+    if altered:
+        terminalreporter.write_line(
+            "a test changed shared capture results that later tests read (copy them before changing them: "
+            "`model_copy`, `dataclasses.replace`): " + ", ".join(altered),
+            red=True,
+        )

@@ -53,6 +53,7 @@ def check_trace(runs: Sequence[Trajectory]) -> None:
             below.setdefault(run.parent_span_id, []).append(run)
     for run in runs:
         _redacted_is_absent(run)
+        _results_unseen(run)
         found = _tool_witnesses(run) + _unseen_askers(run)
         if run.handoffs:
             found += _idle_targets(run, _acting(run, below))
@@ -74,6 +75,15 @@ def _redacted_is_absent(run: Trajectory) -> None:
         gone.add("output")
     if gone:
         run.lacks = [p for p in PARTS if p in gone or p in run.lacks]
+
+
+def _results_unseen(run: Trajectory) -> None:
+    """Calls that did not fail and whose results no witness shows, once the request's transfers are handoffs: the
+    results are not on the trace (a trace of model calls only, whose last call failed before recording the
+    conversation that held them), whatever a transfer's own answer said before it was read as one."""
+    acting = [c for c in run.tool_calls if not c.error]
+    if acting and "tool_results" not in run.lacks and all(c.result is None for c in acting):
+        run.lacks = [p for p in PARTS if p == "tool_results" or p in run.lacks]
 
 
 def _tool_witnesses(run: Trajectory) -> list[Disagreement]:

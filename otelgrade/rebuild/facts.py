@@ -36,6 +36,9 @@ class LLMFacts:
     # a callback's record of the last call made while a span not the call's own was current (earlier calls'
     # records overwritten): how many calls it stands for, and what they asked for, is not on it
     overwritten: bool = False
+    # one span for an agent's whole generation, however many model calls it made (a framework's `llm:*` span):
+    # how many calls, and what each exchanged, is not on it; the tool calls are, on their own spans
+    generation: bool = False
 
 
 @dataclass(slots=True)

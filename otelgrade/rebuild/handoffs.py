@@ -281,14 +281,17 @@ def chosen_speakers(llm_calls: Sequence[LLMCall], handoffs: Sequence[Handoff]) -
     for agent, _ in turns:
         stretches[agent] = stretches.get(agent, 0) + 1
     asks = {c.agent for c in llm_calls if any(m.get("tool_calls") for m in c.output_messages)}
-    seen = {h.step for h in handoffs}
+    seen = {h.step for h in handoffs if h.step}
+    unplaced = [(h.from_agent, h.to_agent) for h in handoffs if not h.step]  # the runs show them, no step places
     out: list[Handoff] = []
     speaker: str | None = None
     for (agent, group), (after, following) in pairwise(turns):
         said = assistant_text([m for c in group for m in c.output_messages])
         if agent not in asks and stretches[agent] > 1 and after not in (None, agent) and told(said, after):
             step = following[0].step
-            if speaker not in (None, after) and not any(group[0].step <= s <= step for s in seen):
+            if (speaker, after) in unplaced:  # the same turn passing, seen from the runs
+                unplaced.remove((speaker, after))
+            elif speaker not in (None, after) and not any(group[0].step <= s <= step for s in seen):
                 out.append(Handoff(from_agent=speaker, to_agent=after, step=step, decided_by=ACTED))
             continue
         speaker = agent

@@ -18,7 +18,7 @@ from otelgrade.core.trajectory import PARTS, Handoff, LLMCall, ToolCall, Traject
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.dialects.autogen import runtime_actor
-from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts
+from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RunFacts, TransferFacts
 from otelgrade.rebuild.handoffs import (
     ACTED,
     DIALECT,
@@ -30,6 +30,7 @@ from otelgrade.rebuild.handoffs import (
     unseen_transfers,
 )
 from otelgrade.rebuild.instructions import handoffs_by_instructions
+from otelgrade.rebuild.managers import Manager, join_teams, managed_request, manager_of, managers
 from otelgrade.rebuild.runs import Notes, Run, build
 from otelgrade.rebuild.systems import instrumented, join_under_systems
 from otelgrade.rebuild.transfers import is_transfer, named_agent, names, told
@@ -54,9 +55,14 @@ def requests(
     agent_runs = [r for r in runs if r.agent]
     in_runs = {s for r in runs for s in regions[r.root.span_id]}
     loose = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts) and sid not in in_runs}
-    if len(agent_runs) == 1 and not loose:  # the common trace: one agent, every model call in its run
+    managed = managers(tree, agent_runs, built)  # a manager's own model calls: a team's, a workflow's
+    if len(agent_runs) == 1 and not loose and not managed:  # the common trace: one agent, every call in its run
         only = agent_runs[0].root.span_id
         return [*out, _alone(tree, classified, built[only], regions[only])]
+    if managed:  # the speakers make the requests; their manager's calls are the requests' own
+        managing = {r.root.span_id for m in managed.values() for r in m.runs}
+        runs = [r for r in runs if r.root.span_id not in managing]
+        agent_runs = [r for r in agent_runs if r.root.span_id not in managing]
     handed = _link(tree, runs, built, descriptions(classified, classified.keys()))
     system = {sid for sid, c in classified.items() if isinstance(c.facts, RunFacts | ChainFacts)}
     groups = _join_under_workflow_agent(tree, system, _group(tree, system, agent_runs, built), loose)
@@ -71,12 +77,13 @@ def requests(
         for k, ms in groups.items()
     }
     groups = join_under_systems(tree, system, groups, {r.root.span_id for r in runs}, names, entries, invoked)
-    for root, members in groups.items():
-        if len(members) == 1 and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
+    for root, members in join_teams(tree, groups, managed).items():
+        manager = manager_of(tree, members, managed)
+        if len(members) == 1 and not manager and (root == members[0].root.span_id or loose.isdisjoint(tree.walk(root))):
             only = members[0].root.span_id
             out.append(_alone(tree, classified, built[only], regions[only]))
             continue
-        request, transferred = _request(tree, classified, root, members, built, regions, handed, notes)
+        request, transferred = _request(tree, classified, root, members, built, regions, handed, notes, manager)
         out.append(request)
         for run in members:
             own = built[run.root.span_id]
@@ -85,6 +92,10 @@ def requests(
                     own.parent_span_id = request.span_id
                 _transfers_executed(own, transferred)
                 out.append(own)
+        for consulted in manager.runs if manager else ():
+            if consulted.root.span_id in built:  # the manager's own invocations, nested
+                built[consulted.root.span_id].parent_span_id = request.span_id
+                out.append(built[consulted.root.span_id])
     return out
 
 
@@ -100,16 +111,32 @@ def _transfers_executed(run: Trajectory, transferred: list[ToolCall]) -> None:
 def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, region: list[str]) -> Trajectory:
     """A request of one agent span: its own run, whose transfers (to agents the trace does not show apart: stated
     by a span, or named so by a framework, or its model given another agent's instructions) are handoffs."""
-    statements = stated(classified, region) if run.tool_calls else {}
+    # a run with no model call on the trace (a system's record of what it ran) may state whom it handed to
+    statements = stated(classified, region) if run.tool_calls or not run.llm_calls else {}
     if not statements and not any(is_transfer(c.name) for c in run.tool_calls):
         # most runs of one agent: nothing to decide, unless its model speaks as other agents in turn
         return _agents_by_instructions(tree, classified, run, region) if len(run.llm_calls) > 1 else run
     decided, *_ = decide(tree, run.tool_calls, run.llm_calls, statements, ())
     run.tool_calls, transfers, _ = _split(run.tool_calls, decided)
+    if not run.llm_calls and statements:  # a system's record of whom it handed to, with no call to carry it
+        transfers += _handed_without_calls(tree, run, statements, transfers)
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name
     run.handoffs = transfers
     return run
+
+
+def _handed_without_calls(
+    tree: Tree, run: Trajectory, statements: Mapping[str, TransferFacts], found: list[Handoff]
+) -> list[Handoff]:
+    """The handoffs a run with no model call on the trace states (an agent network's record of the agents its
+    router ran): from the run's agent. Whatever chose them (a router's model) is not on the trace: the run lacks
+    its model calls."""
+    giving = {sid: f if f.from_agent else TransferFacts(f.to_agent, run.agent_name) for sid, f in statements.items()}
+    handed = stated_alone(tree, run.tool_calls, run.llm_calls, giving, found)
+    if handed and "llm_calls" not in run.lacks:
+        run.lacks = [p for p in PARTS if p in run.lacks or p == "llm_calls"]
+    return handed
 
 
 def _group(tree: Tree, system: set[str], runs: list[Run], built: dict[str, Trajectory]) -> dict[str, list[Run]]:
@@ -178,8 +205,10 @@ def _request(
     regions: dict[str, list[str]],
     handed: dict[str, tuple[str, str]],
     notes: Notes,
+    manager: Manager | None = None,
 ) -> tuple[Trajectory, list[ToolCall]]:
-    """The request run of several agents' runs: every call under `root`, each call naming its agent."""
+    """The request run of several agents' runs: every call under `root`, each call naming its agent, and its team's
+    manager's own calls (`managers`)."""
     head = next((r for r in members if r.root.span_id == root), None)
     first = min(members, key=lambda r: (r.root.start_ns, tree.order.get(r.root.span_id, -1)))
     spans = {s for r in members for s in regions[r.root.span_id]}
@@ -199,6 +228,12 @@ def _request(
         for s in regions[member.root.span_id]:
             if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = name
+    for recording in manager.runs if manager else ():  # its records of calls, or its own invocations' calls
+        agent_of[recording.root.span_id] = recording.facts.agent_name or ""
+        for s in regions.get(recording.root.span_id, ()):
+            spans.add(s)
+            if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
+                agent_of[s] = recording.facts.agent_name or ""
     region = sorted(spans, key=lambda s: tree.order.get(s, -1))
     own = run.facts.agent_name or run.root.name
     nodes = {}  # model calls outside every agent's run are the agent its graph's node is (a swarm's agents),
@@ -206,7 +241,7 @@ def _request(
         for s in region:
             if s not in agent_of and isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = nodes[s] = _graph_node(tree, classified, s, root) or own
-    request = build(tree, classified, run, region, notes, agent_of, members)
+    request = build(tree, classified, run, region, notes, agent_of, [*members, *(manager.runs if manager else ())])
     entry = built[first.root.span_id]
     first_agent = request.llm_calls[0].agent if request.llm_calls else None
     if head is not None:
@@ -261,6 +296,8 @@ def _request(
         request.output = None  # agents that answered side by side: their answers were joined off the trace
         request.lacks = sorted({*request.lacks, "output"})
     _answers_of_agents_as_tools(request, members, built)
+    if manager:
+        managed_request(request, manager, [(m, built[m.root.span_id]) for m in members])
     return request, transferred
 
 

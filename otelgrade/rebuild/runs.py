@@ -38,6 +38,7 @@ from otelgrade.rebuild.continuations import join_called_conversations, split_aft
 from otelgrade.rebuild.dialects import DIALECTS, Classified
 from otelgrade.rebuild.facts import ChainFacts, LLMFacts, RequestedCall, RunFacts, Step, ToolFacts, requested_calls
 from otelgrade.rebuild.outputs import recorded_answer, reports_failure, unanswered
+from otelgrade.rebuild.roles import declared_role
 from otelgrade.rebuild.span_readers import duration_s, failed, is_control_flow, is_error, text
 from otelgrade.rebuild.systems import by_application_span
 from otelgrade.rebuild.tool_calls import tool_calls
@@ -375,7 +376,14 @@ def build(
         tool.agent = step_agent.get(tool.step)
     unread = [tree.spans[s] for s in region if (s not in classified or s in run.unread) and would_hold(tree.spans[s])]
     dialect = run_dialect(classified, span.span_id, region)
-    agent_name = run.facts.agent_name or _agent_name_in(tree, region) or run.name or span.name or None
+    agent_name = (
+        run.facts.agent_name
+        or _agent_name_in(tree, region)
+        or run.name
+        or declared_role(first_input)
+        or span.name
+        or None
+    )
     return Trajectory(
         trace_id=span.trace_id,
         span_id=span.span_id,
@@ -467,6 +475,8 @@ def _lacks(
         lacking.add("llm_calls")  # calls known only from records of successful calls: the failed one left none
     if steps and all(s.facts.overwritten for s in steps):
         lacking |= {"llm_calls", "tool_calls"}  # only the last call's record, over the earlier ones'
+    if any(s.facts.generation for s in steps):
+        lacking |= {"llm_calls", "messages"}  # a span for several calls, their exchanges not on it
     for span in unread:
         lacking |= would_hold(span)
     return [part for part in PARTS if part in lacking]
@@ -488,7 +498,9 @@ def _exchanges_unrecorded(found: Run, steps: list[Step], messages: list[Any], to
             unrecorded.add("tool_arguments")  # the calls' names and ids, written without what they were given
         return unrecorded | {"tool_results"} if all(t.result is None for t in tools) else unrecorded
     if not run.output and any(s.facts.input_messages for s in steps):
-        return set() if any(s.facts.output_messages for s in steps) else {"output", "messages"}
+        if any(s.facts.output_messages for s in steps):
+            return set()
+        return {"messages"} if is_error(found.root) else {"output", "messages"}  # a failed run gave no answer
     return set()
 
 

@@ -180,13 +180,26 @@ def tool_calls(
 
 def _placement(tree: Tree, steps: list[Step]) -> Callable[[Span], int]:
     """The step an execution no request matched belongs to: its nearest model-call span above, else the last step
-    to start before it."""
+    to start before it among the model calls of its own loop (those whose parent is the nearest span above it that
+    is a model call's parent: its agent's loop, not a concurrent agent's beside it), else among all."""
     step_above = nearest_above(tree, {s.span.span_id: s.index for s in steps})
     starts = sorted(s.span.start_ns for s in steps)
+    loops: dict[str, list[tuple[int, int]]] = {}  # a model call's parent -> (start, index) of its model calls
+    loop_above = nearest_above(tree, loops)
 
     def placed(span: Span) -> int:
         at = step_above(span.span_id)
-        return at if at is not None else bisect_right(starts, span.start_ns)
+        if at is not None:
+            return at
+        if not loops:  # built at the first execution placed by time
+            for step in steps:
+                if (parent := tree.parent.get(step.span.span_id)) is not None:
+                    loops.setdefault(parent, []).append((step.span.start_ns, step.index))
+            for calls in loops.values():
+                calls.sort()
+        loop = loop_above(span.span_id) or []
+        before = bisect_right(loop, (span.start_ns, len(steps) + 1))
+        return loop[before - 1][1] if before else bisect_right(starts, span.start_ns)
 
     return placed
 

@@ -58,11 +58,14 @@ def named_agent(tool_name: str, arguments: object) -> str | None:
 
 
 def names(tool_name: str, arguments: object, agent: str) -> bool:
-    """Whether a call names `agent`: an argument value that is its name, or a tool name that ends with it as its
-    own words (`handover_to_billing` names `billing`, `billing_agent-billing_agent` names `billing_agent`)."""
+    """Whether a call names `agent`: an argument value that is its name or a list holding it (a delegation to several
+    agents at once), or a tool name that ends with it as its own words (`handover_to_billing` names `billing`,
+    `billing_agent-billing_agent` names `billing_agent`)."""
     if not agent:
         return False
-    if isinstance(arguments, dict) and any(v == agent for v in arguments.values()):
+    if isinstance(arguments, dict) and any(
+        v == agent or (isinstance(v, list) and agent in v) for v in arguments.values()
+    ):
         return True
     if tool_name == agent or not tool_name.endswith(agent):
         return False

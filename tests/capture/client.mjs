@@ -42,3 +42,13 @@ export class Scenario {
     console.log(`   ${this.name}: ${answer.requests} OTLP request(s), traces ${JSON.stringify(answer.trace_ids)}`);
   }
 }
+
+/** What a run call gave the user: its answer and `ok`, or no answer and `error` when it threw. */
+export async function outcome(call) {
+  try {
+    return { output: await call(), status: 'ok' };
+  } catch (err) {
+    console.log(`   run failed: ${err?.message ?? err}`);
+    return { output: null, status: 'error' };
+  }
+}

@@ -32,6 +32,38 @@ class CrewLedger:
         crewai_event_bus.flush()
         return sum(self.llm_calls.values())
 
+    def kickoff(
+        self,
+        scenario: Any,
+        crew: Any,
+        request: str,
+        entry: str,
+        delegator: str,
+        lacks_if_failed: list[str] | None = None,
+        lacks: list[str] | None = None,
+    ) -> None:
+        """Kick `crew` off on one request and record its ground truth into a new request run of `scenario`: the
+        crew's answer, or the failure of a kickoff that raised; every agent's model calls; the delegations of
+        `delegator` (its words for the note) as handoffs; what the trace lacks (`lacks`, and `lacks_if_failed`
+        when the kickoff failed)."""
+        request_run = scenario.run(entry, request)
+        self.start(request_run)
+        try:
+            output, status = crew.kickoff(inputs={"request": request}).raw, "ok"
+        except Exception as exc:
+            print(f"   crew failed: {type(exc).__name__}: {exc}")
+            output, status = None, "error"
+        scenario.finish(output, status, self.settle(), lacks=lacks or (lacks_if_failed if status == "error" else None))
+        request_run.update(
+            nested_runs_allowed=True,
+            note=f"The request run is the crew kickoff with every agent's model and tool calls; {delegator} "
+            "delegation tool calls are handoffs. Model calls per agent: "
+            + ", ".join(f"{role} {n}" for role, n in self.llm_calls.items())
+            + ". Each agent's own run is also reported, nested: "
+            + "; ".join(self.agent_runs(entry))
+            + ".",
+        )
+
     def agent_runs(self, entry: str) -> list[str]:
         """Each agent's own run in words, for the scenario's note: the entry agent's, then each coworker's."""
         return [f"{entry}: {self.llm_calls[entry]} model call(s), its answer is the request's"] + [

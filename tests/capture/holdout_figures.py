@@ -16,7 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.grade.graders import build_grader, grade_safely
-from tests.e2e.test_rebuild_captures import differences, find_run, rebuild_folder
+from tests.captures import rebuild_folder
+from tests.e2e.test_rebuild_captures import differences, find_run
 from tests.paths import FIXTURES
 
 FORBIDDEN = "delete_account"  # by its last part: a plugin's prefix (`Routing-delete_account`) is the same tool

@@ -8,6 +8,8 @@ track_parcel(parcel_id) (P1, P2), delete_account(user_id), quote_rate(city).
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -148,3 +150,21 @@ def call_recorded(
         raise
     scenario.tool(name, arguments, result)
     return result
+
+
+def recorded_tools(
+    functions: dict[str, Callable[..., str]], current: Callable[[], Scenario]
+) -> dict[str, Callable[..., str]]:
+    """`functions` as tools with their own names, signatures and docstrings (what frameworks build tool schemas
+    from), each call recorded into the scenario `current()` gives, as `call_recorded` does."""
+
+    def recording(name: str, function: Callable[..., str]) -> Callable[..., str]:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def run(*args: object, **kwargs: object) -> str:
+            return call_recorded(functions, current(), name, dict(signature.bind(*args, **kwargs).arguments))
+
+        return run
+
+    return {name: recording(name, function) for name, function in functions.items()}

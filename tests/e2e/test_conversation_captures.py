@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from otelgrade.core.trajectory import Trajectory
-from tests.e2e.test_rebuild_captures import differences, load_folder, rebuild_folder
+from tests.captures import load_folder, rebuild_folder
+from tests.e2e.test_rebuild_captures import differences
 from tests.paths import FIXTURES
 
 CAPTURES = FIXTURES / "conversations"

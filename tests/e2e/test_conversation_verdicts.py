@@ -22,8 +22,8 @@ import yaml
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from otelgrade.rebuild import rebuild
+from tests.captures import load_folder
 from tests.conftest import ServeProcess
-from tests.e2e.test_rebuild_captures import load_folder
 from tests.paths import FIXTURES
 from tests.replay import exporters, grade_offline, sdk_spans
 

@@ -15,36 +15,14 @@ from typing import Any
 
 import pytest
 
-from otelgrade.core.spans import LogEvent, Span
 from otelgrade.core.trajectory import Trajectory
-from otelgrade.intake.decode import decode_logs, decode_traces
-from otelgrade.rebuild import rebuild
+from tests.captures import load_folder, rebuild_folder
 from tests.paths import FIXTURES
 
 HERE = FIXTURES
 ROOTS = [HERE / "traces", HERE / "logs", HERE / "frameworks"] + [
     Path(p) for p in (os.environ.get("OTELGRADE_FIXTURES_DIR"), os.environ.get("OTELGRADE_LOGS_FIXTURES_DIR")) if p
 ]
-
-
-def load_folder(folder: Path) -> tuple[list[Span], list[LogEvent]]:
-    """Spans and log events of every request file in a scenario folder, in arrival order."""
-    spans: list[Span] = []
-    logs: list[LogEvent] = []
-    for path in sorted(folder.rglob("*.pb")):
-        if path.name.endswith(".logs.pb"):
-            logs.extend(decode_logs(path.read_bytes()).events)
-        else:
-            spans.extend(s.read() for s in decode_traces(path.read_bytes()).spans)
-    return spans, logs
-
-
-def rebuild_folder(folder: Path) -> list[Trajectory]:
-    spans, logs = load_folder(folder)
-    by_trace: dict[str, list[Span]] = {}
-    for span in spans:
-        by_trace.setdefault(span.trace_id, []).append(span)
-    return [t for tid, ss in by_trace.items() for t in rebuild(ss, [e for e in logs if e.trace_id == tid])]
 
 
 def scenarios() -> list[Any]:

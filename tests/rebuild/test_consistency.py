@@ -20,7 +20,11 @@ from otelgrade.core.settings import UiSettings
 from otelgrade.export.ui import RunStore
 from otelgrade.grade.conversations import merge
 from otelgrade.grade.graders.base import build_grader, grade_safely
+from otelgrade.intake.decode import decode_traces
+from otelgrade.rebuild import rebuild
 from tests.export.ui.test_pages import _get
+from tests.rebuild.test_handoffs import QUESTION, _otlp
+from tests.rebuild.test_rebuild import _chat, parts_calls, parts_user
 from tests.rebuild.test_witnesses import agent, asks, chat, execute, graded, otlp, says, the_run, told, user
 
 # --- consistency: model calls that asked for tools none shows -------------------------------------
@@ -218,3 +222,37 @@ def test_a_request_and_answer_replaced_by_the_redaction_placeholder_are_lacking_
     (run,) = rebuild(decode_traces(_otlp(build)).spans)
     assert (run.input, run.output) == (None, None)
     assert {"input", "output"} <= set(run.lacks)
+
+
+# --- results no witness shows, once transfers are handoffs -----------------------------------------
+
+
+def _workflow_failing_after_a_transfer(tracer: Any) -> None:
+    """A workflow with no agent spans, only its model calls under the application's span: the first agent's model
+    hands over (the call's result says the next agent took over), the next agent's model asks for a tool, and
+    the model call that would have been sent the tool's result fails, recording no messages."""
+    from opentelemetry.trace import Status, StatusCode
+
+    def system(text: str) -> dict[str, Any]:
+        return {"role": "system", "parts": [{"type": "text", "content": text}]}
+
+    def told_back(call_id: str, text: str) -> dict[str, Any]:
+        return {"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": text}]}
+
+    with tracer.start_as_current_span("handle_request"):
+        _chat(tracer, [system("You greet."), parts_user(QUESTION)], [parts_calls(("c1", "pass_on", {"to": "clerk"}))])
+        took = told_back("c1", "Agent clerk is now handling the request.")
+        clerk = [system("You look orders up."), parts_user(QUESTION), took]
+        _chat(tracer, clerk, [parts_calls(("c2", "lookup_order", {"order": 7}))])
+        with tracer.start_as_current_span("chat gpt-4o") as failed:
+            failed.set_attribute("gen_ai.operation.name", "chat")
+            failed.set_attribute("gen_ai.request.model", "gpt-4o")
+            failed.set_status(Status(StatusCode.ERROR, "model backend down"))
+
+
+def test_a_tool_result_lost_with_a_failed_model_call_is_lacking_once_the_transfer_is_a_handoff() -> None:
+    (run,) = rebuild(decode_traces(_otlp(_workflow_failing_after_a_transfer)).spans)
+    assert [h.to_agent for h in run.handoffs] == ["clerk"]
+    assert [(t.name, t.result) for t in run.tool_calls] == [("lookup_order", None)]
+    assert run.status == "error"
+    assert "tool_results" in run.lacks  # the transfer's answer was no result of the request's tool

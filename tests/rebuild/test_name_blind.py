@@ -19,9 +19,10 @@ import pytest
 
 from otelgrade.core.spans import Event, LogEvent, Span
 from otelgrade.core.trajectory import Trajectory
-from otelgrade.rebuild import rebuild, transfers
+from otelgrade.rebuild import transfers
 from otelgrade.rebuild.facts import requested_calls
-from tests.e2e.test_rebuild_captures import ROOTS, load_folder
+from tests.captures import load_folder, rebuild_folder, rebuild_traces
+from tests.e2e.test_rebuild_captures import ROOTS
 
 # Attributes whose values name a tool or an agent, in the conventions' words.
 _NAME_KEYS = (
@@ -102,13 +103,6 @@ def _renamed(
     )
 
 
-def _rebuilt(spans: list[Span], logs: list[LogEvent]) -> list[Trajectory]:
-    by_trace: dict[str, list[Span]] = {}
-    for span in spans:
-        by_trace.setdefault(span.trace_id, []).append(span)
-    return [t for tid, ss in by_trace.items() for t in rebuild(ss, [e for e in logs if e.trace_id == tid])]
-
-
 def _shape(runs: list[Trajectory], rename: Callable[[str], str]) -> dict[str, Any]:
     """Each run by its root span: parent, status, agent, model calls, tool calls and handoffs, names renamed."""
 
@@ -146,14 +140,14 @@ def hints_off() -> Iterator[None]:
 @pytest.mark.parametrize("expected_file", list(_captures()))
 def test_a_consistent_rename_keeps_the_structure(expected_file: Path, hints_off: None) -> None:
     expected = json.loads(expected_file.read_text())
-    folders = [expected_file.parent / name for name in sorted(expected["scenarios"])]
-    loaded = {folder.name: load_folder(folder) for folder in folders if folder.is_dir()}
+    folders = [folder for name in sorted(expected["scenarios"]) if (folder := expected_file.parent / name).is_dir()]
+    loaded = {folder: load_folder(folder) for folder in folders}
     spans = [s for found, _ in loaded.values() for s in found]
-    rename = _renamer(_names(expected, spans, [t for found in loaded.values() for t in _rebuilt(*found)]))
-    for scenario, (spans, logs) in loaded.items():
+    rename = _renamer(_names(expected, spans, [t for folder in folders for t in rebuild_folder(folder)]))
+    for folder, (spans, logs) in loaded.items():
         transfers.NAME_HINTS = True
-        as_captured = _shape(_rebuilt(spans, logs), rename)
+        as_captured = _shape(rebuild_folder(folder), rename)
         transfers.NAME_HINTS = False
-        blind = _shape(_rebuilt(*_renamed(spans, logs, rename)), lambda text: text)
+        blind = _shape(rebuild_traces(*_renamed(spans, logs, rename)), lambda text: text)
         changed = {sid: (run, blind.get(sid)) for sid, run in as_captured.items() if blind.get(sid) != run}
-        assert not changed and blind.keys() == as_captured.keys(), (scenario, changed)
+        assert not changed and blind.keys() == as_captured.keys(), (folder.name, changed)

@@ -27,7 +27,8 @@ from otelgrade.intake.decode import decode_traces
 from otelgrade.pipeline import Pipeline
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.unread import would_hold
-from tests.e2e.test_rebuild_captures import find_run, rebuild_folder, scenarios
+from tests.captures import rebuild_folder
+from tests.e2e.test_rebuild_captures import find_run, scenarios
 from tests.paths import FIXTURES
 from tests.rebuild.test_handoffs import _oi, _otlp
 

@@ -7,14 +7,14 @@ import sys
 
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild.tool_calls import real_id
-from otelgrade.tools.offline import read_inputs
+from tests.captures import read_folder
 from tests.paths import FIXTURES
 
 FRAMEWORKS = FIXTURES / "frameworks"
 
 
 def runs(source: str, scenario: str) -> list[Trajectory]:
-    return list(read_inputs([FRAMEWORKS / source / scenario]))
+    return read_folder(FRAMEWORKS / source / scenario)
 
 
 def inspect(source: str, scenario: str) -> str:

@@ -19,3 +19,8 @@ def test_a_call_names_an_agent_by_argument_or_by_its_name_ending() -> None:
 def test_a_result_names_the_agent_as_a_word_of_its_own() -> None:
     assert told("Successfully transferred to billing", "billing")
     assert not told("billing_desk is closed", "billing")
+
+
+def test_a_call_names_an_agent_in_a_list_argument() -> None:
+    assert names("delegate_task", {"task": "File it.", "targetAgents": ["desk", "closer"]}, "desk")
+    assert not names("delegate_task", {"targetAgents": ["closer"]}, "desk")

@@ -21,7 +21,7 @@ from otelgrade.core.trajectory import Trajectory
 from otelgrade.export.exporter import Exporter
 from otelgrade.grade.graders.base import grader
 from otelgrade.grade.grading import Grading, Suite
-from otelgrade.tools.offline import read_inputs
+from tests.captures import read_folder
 from tests.paths import FIXTURES
 
 FRAMEWORKS = FIXTURES / "frameworks"
@@ -36,7 +36,7 @@ def grade(config_doc: dict | None, folder: Path) -> tuple[list[Grade], Metrics]:
     config = load_config() if config_doc is None else parse_config(config_doc)
     metrics = Metrics()
     grading = Grading([Suite.build(s.name, s.match, s.graders) for s in config.suites], Exporter(metrics), metrics)
-    grades = [g for t in read_inputs([folder]) for g in asyncio.run(grading.grade_and_wait(t))]
+    grades = [g for t in read_folder(folder) for g in asyncio.run(grading.grade_and_wait(t))]
     return grades, metrics
 
 

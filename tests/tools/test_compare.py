@@ -11,8 +11,10 @@ import pytest
 import yaml
 
 from otelgrade.cli import main
+from otelgrade.core.trajectory import Trajectory
 from otelgrade.tools.compare import Agreement
 from otelgrade.tools.offline import read_inputs
+from tests.captures import read_folder
 from tests.paths import FIXTURES
 
 CAPTURES = FIXTURES / "frameworks"
@@ -109,20 +111,26 @@ def test_since_grades_only_recent_runs(tmp_path: Path, capsys: pytest.CaptureFix
 def test_a_trace_of_several_runs_is_matched_run_by_run_with_span_id(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    requests = [t for t in read_inputs([CAPTURES]) if t.parent_span_id is None]
-    per_trace = Counter(t.trace_id for t in requests)
-    shared = [t for t in requests if per_trace[t.trace_id] > 1 and "tool_calls" not in t.lacks][:4]  # judgeable
+    shared: list[Trajectory] = []  # judgeable runs of traces holding several, and the captures they are in
+    inputs: list[str] = []
+    for capture in sorted(p for p in CAPTURES.iterdir() if p.is_dir()):
+        requests = [t for t in read_folder(capture) if t.parent_span_id is None]
+        per_trace = Counter(t.trace_id for t in requests)
+        found = [t for t in requests if per_trace[t.trace_id] > 1 and "tool_calls" not in t.lacks]
+        shared, inputs = (shared + found)[:4], inputs + [str(capture)] * bool(found)
+        if len(shared) == 4:
+            break
     assert len({t.trace_id for t in shared}) < len(shared)  # some trace holds two of these runs
     config = write(tmp_path / "otelgrade.yaml", budget(1))
     human = tmp_path / "people.csv"
     rows = "".join(f"{t.trace_id},budget,{'pass' if len(t.tool_calls) <= 1 else 'fail'}\n" for t in shared)
     human.write_text("trace_id,grader,verdict\n" + rows)
-    assert main(["agreement", "--config", config, "--human", str(human), "--format", "json", str(CAPTURES)]) == 0
+    assert main(["agreement", "--config", config, "--human", str(human), "--format", "json", *inputs]) == 0
     (without_span,) = map(json.loads, capsys.readouterr().out.splitlines())
     assert without_span["runs"] == 0 and without_span["not_judged"] == {"several runs in the trace: give span_id": 4}
     rows = "".join(f"{t.trace_id},{t.span_id},budget,{'pass' if len(t.tool_calls) <= 1 else 'fail'}\n" for t in shared)
     human.write_text("trace_id,span_id,grader,verdict\n" + rows)
-    assert main(["agreement", "--config", config, "--human", str(human), "--format", "json", str(CAPTURES)]) == 0
+    assert main(["agreement", "--config", config, "--human", str(human), "--format", "json", *inputs]) == 0
     (with_span,) = map(json.loads, capsys.readouterr().out.splitlines())
     assert with_span["runs"] == 4 and with_span["accuracy"] == 1.0
 

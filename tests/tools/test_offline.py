@@ -24,7 +24,8 @@ from otelgrade.core.errors import InputError
 from otelgrade.core.spans import LogEvent, Span
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.tools.offline import read_inputs
-from tests.e2e.test_rebuild_captures import differences, find_run, load_folder
+from tests.captures import load_folder
+from tests.e2e.test_rebuild_captures import differences, find_run
 from tests.paths import FIXTURES
 
 FIXTURES = FIXTURES

@@ -7,7 +7,9 @@ counts. Without those records the run's model calls, messages and tool arguments
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Collection
 from dataclasses import replace
 from typing import Any
 
@@ -63,6 +65,40 @@ def runtime_actor(tree: Tree, root: str) -> tuple[str, str | None] | None:
             published = parent is not None and " publish " in tree.spans[parent].name
             return found.group(1), parent if published else None
     return None
+
+
+_MANAGER = re.compile(r"^\S+ process (\S+)_([0-9a-f-]{32,36})\.\(\2\)-A$")
+# a runtime actor of a team's own (its key the team's id): the manager that runs the team's chat
+
+
+def manager_calls(tree: Tree, teams: Collection[str]) -> dict[str, list[tuple[str, str, list[LLMFacts]]]]:
+    """The model calls each team's manager made on its own (a group chat's selector choosing the next speaker, an
+    orchestrator's plans, ledgers and final answer): `LLMCall` records on the span of a runtime actor of the team,
+    outside every agent's invocation. By team id, in order: (actor span id, the actor's type, its calls)."""
+    out: dict[str, list[tuple[str, str, list[LLMFacts]]]] = {}
+    for sid in tree.order:
+        span = tree.spans[sid]
+        if not span.events or (actor := _MANAGER.match(span.name)) is None or actor.group(2) not in teams:
+            continue
+        records = [payload(e) for e in span.events if e.name == EVENT]
+        calls = [_call(r) for r in records if r.get("type") == "LLMCall"]
+        if calls:
+            out.setdefault(actor.group(2), []).append((sid, actor.group(1), calls))
+    return out
+
+
+def team_task(span: Span) -> str | None:
+    """What the user asked a team: the user's message in the one its manager's actor handles (AutoGen's runtime
+    records the message it delivers as JSON in `message`)."""
+    raw = span.attributes.get("message")
+    if not isinstance(raw, str) or '"user"' not in raw:
+        return None
+    try:
+        sent = json.loads(raw)
+    except ValueError:
+        return None
+    said = [m for m in sent.get("messages") or () if isinstance(m, dict)] if isinstance(sent, dict) else []
+    return next((m["content"] for m in said if m.get("source") == "user" and isinstance(m.get("content"), str)), None)
 
 
 def _team(agent_id: object) -> str | None:

@@ -5,7 +5,8 @@ CHAIN, ...), every value JSON-encoded (`"AGENT"`, a function's inputs as an obje
 `@mlflow.trace` function its arguments by name and its return value; for a model call made by an autolog
 integration the request (`{"model", "messages", "tools"}` in OpenAI's shape) and the response (a chat
 completion). `@mlflow.trace` tool spans carry no call id; LangChain's autolog writes one (`tool_call_id`), its
-graphs and nodes as CHAIN spans and their state's messages in LangChain's form (`type` human/ai/tool). Token
+graphs and nodes as CHAIN spans and their state's messages in LangChain's form (`type` human/ai/tool), with
+LangChain's run metadata (`langgraph.py`: the node a span runs, whom a handoff tool hands to). Token
 counts are in `mlflow.chat.tokenUsage`, the model in `mlflow.llm.model`; releases before 3.0 also wrote the
 whole conversation to `mlflow.chat.messages`.
 In MLflow's GenAI-conventions mode these attributes are replaced by `gen_ai.*` ones, read by `genai.py`.
@@ -17,6 +18,7 @@ from typing import Any
 
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import content_text
+from otelgrade.rebuild import langgraph
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
@@ -41,7 +43,7 @@ def read(span: Span) -> Facts | None:
     if kind == "TOOL":
         return tool(span)
     if kind in _GROUPING:
-        return ChainFacts()
+        return ChainFacts(node=span.name if langgraph.is_graph_node(span) else None)
     return None
 
 
@@ -77,17 +79,37 @@ def llm(span: Span) -> LLMFacts:
 
 def tool(span: Span) -> ToolFacts:
     """A tool's arguments and result; a LangChain tool returns its ToolMessage (`{"type": "tool", "content",
-    "tool_call_id", "status"}`), whose call id LangChain's autolog also writes as `tool_call_id`."""
+    "tool_call_id", "status"}`), whose call id LangChain's autolog also writes as `tool_call_id`. A LangGraph tool
+    that routes the graph returns a `Command` (`{"goto", "graph", "update": {"messages": [...]}}`): its result is
+    the ToolMessage in the update, and it hands control to the node it goes to."""
     attrs = span.attributes
     output = msg.loads(attrs.get(OUTPUTS))
+    call_id = text(msg.loads(attrs.get("tool_call_id")))
+    goto = _command_goto(output)
+    if goto is not None:
+        output = _answering(output["update"], call_id)
     message = output if isinstance(output, dict) and output.get("type") == "tool" and "content" in output else {}
     return ToolFacts(
         name=span.name or text(msg.loads(attrs.get("mlflow.spanFunctionName"))) or "unknown",
-        call_id=text(msg.loads(attrs.get("tool_call_id")) or message.get("tool_call_id")),
+        call_id=call_id or text(message.get("tool_call_id")),
         arguments=msg.loads(attrs.get(INPUTS)),
         result=msg.result_text(message["content"] if message else attrs.get(OUTPUTS)),
         error=is_error(span) or message.get("status") == "error",
+        hands_to=langgraph.hands_to(span) or goto,
     )
+
+
+def _command_goto(output: Any) -> str | None:
+    """The node a LangGraph `Command` a tool returned sends the graph to (one node, named)."""
+    if isinstance(output, dict) and isinstance(output.get("goto"), str) and isinstance(output.get("update"), dict):
+        return text(output["goto"])
+    return None
+
+
+def _answering(update: dict[str, Any], call_id: str | None) -> Any:
+    """The ToolMessage of a Command's update that answers the call (by its id, else the last one)."""
+    replies = [m for m in update.get("messages") or () if isinstance(m, dict) and m.get("type") == "tool"]
+    return next((m for m in replies if call_id and m.get("tool_call_id") == call_id), replies[-1] if replies else None)
 
 
 # --- JSON documents of inputs and outputs (also read by langfuse.py) ------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import content_text
+from otelgrade.rebuild import langgraph
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.anthropic_messages import from_anthropic
 from otelgrade.rebuild.dialect import Dialect
@@ -30,7 +31,6 @@ _HANDOFF = "handoff to "
 _CONTENT = re.compile(r"^contents\.(\d+)\.message_content\.text$")
 _SPEAKER_KEY = "current_agent_name="
 _SPEAKER = re.compile(r"current_agent_name='([^']{1,128})'")
-_DESTINATION = "__handoff_destination"  # LangGraph's handoff tools (supervisor, swarm) say whom they hand to
 
 
 def read(span: Span) -> Facts | None:
@@ -39,7 +39,7 @@ def read(span: Span) -> Facts | None:
         return None
     kind = kind.upper()
     if kind == "AGENT":
-        if _is_graph_node(span):
+        if langgraph.is_graph_node(span):
             return ChainFacts(f"runs graph node `{span.name}`: a step of its run, not an agent", node=span.name)
         return agent(span)
     if kind == "LLM":
@@ -53,7 +53,7 @@ def read(span: Span) -> Facts | None:
     if kind == "CHAIN" and span.scope == _DSPY and span.name == "ReAct.forward":
         return _dspy_react(span)
     if kind == "CHAIN":
-        return ChainFacts(node=span.name if _is_graph_node(span) else None, speaker=_speaker(span))
+        return ChainFacts(node=span.name if langgraph.is_graph_node(span) else None, speaker=_speaker(span))
     return None
 
 
@@ -70,7 +70,10 @@ def _speaker(span: Span) -> str | None:
 def agent(span: Span) -> RunFacts:
     attrs = span.attributes
     return RunFacts(
-        agent_name=text(first(attrs, "agent.name", "graph.node.id")) or _graph_node(span) or _spanned(span) or None,
+        agent_name=text(first(attrs, "agent.name", "graph.node.id"))
+        or langgraph.graph_node(span)
+        or _spanned(span)
+        or None,
         input=_value_text(attrs, "input", user=True),
         output=_value_text(attrs, "output", user=False),
         handed_off_from=text(attrs.get("graph.node.parent_id")),
@@ -110,7 +113,7 @@ def tool(span: Span) -> ToolFacts:
         arguments=_unwrapped(msg.parse_json_maybe(attrs.get("input.value"))),
         result=result,
         error=is_error(span),
-        hands_to=text(_metadata(span).get(_DESTINATION)),
+        hands_to=langgraph.hands_to(span),
         anonymous=not named,
     )
 
@@ -152,28 +155,6 @@ def _tool_output(value: Any) -> tuple[str | None, str | None]:
         if isinstance(raw, str) and "blocks" in doc:
             return raw, None
     return msg.result_text(value), None
-
-
-def _metadata(span: Span) -> dict[str, Any]:
-    """The framework's metadata the span records (LangChain's run metadata, as JSON)."""
-    metadata = span.attributes.get("metadata")
-    doc = msg.loads(metadata) if isinstance(metadata, str) and metadata.startswith("{") else None
-    return doc if isinstance(doc, dict) else {}
-
-
-def _graph_node(span: Span) -> str | None:
-    """The LangGraph node an agent span runs in (`langgraph_node` in its metadata): the agent's name where the
-    span itself is named after the framework's function that runs it (`call_agent`)."""
-    metadata = span.attributes.get("metadata")
-    if not isinstance(metadata, str) or "langgraph_node" not in metadata:
-        return None
-    return text(_metadata(span).get("langgraph_node"))
-
-
-def _is_graph_node(span: Span) -> bool:
-    """A span that runs one node of a graph (LangGraph records `langgraph_node` in its metadata) is a step of
-    its run, even when its name (`agent`) makes the instrumentation mark it AGENT."""
-    return _graph_node(span) == span.name
 
 
 def _is_handoff(span: Span) -> bool:

@@ -19,9 +19,10 @@ OpenLIT writes GenAI attribute names, not always with their meaning:
   (`gen_ai.crewai.crew.agents`). Each agent's turn runs in a flow of CrewAI's own (its executor), which OpenLIT
   writes as another `invoke_workflow` (no crew, no request on it), with a span per flow method written
   `invoke_agent <method>` and no `gen_ai.agent.name`: steps of the agent's run, never agents. (A span that failed
-  keeps only `error.type`: a failed agent is known by its span name, a failed kickoff is a step that still holds
-  the request.) A coworker's flow inside a delegation tool's span is that coworker's work, the agent the tool's
-  arguments name.
+  keeps only `error.type`: a failed agent is known by its span name, unless that is the `invoke_agent agent`
+  OpenLIT writes where it has no role for it (a hierarchical crew's manager), a failed kickoff is a step that
+  still holds the request.) A coworker's flow inside a delegation tool's span is that coworker's work, the agent
+  the tool's arguments name.
 - Agent frameworks' own runs (the OpenAI Agents SDK): an agent's invocation is `invoke_agent <agent>`; each of its
   turns an `invoke_agent` with no agent name (a step); a handoff an `invoke_agent <to>` with
   `gen_ai.agent.source` = the agent it came from, with nothing under it (a handoff the span states).
@@ -46,6 +47,7 @@ _CREWAI = "crewai"
 _CREW_AGENTS = "gen_ai.crewai.crew.agents"  # on the crew's kickoff only
 _SOURCE = "gen_ai.agent.source"  # on the span OpenLIT writes for a handoff: the agent it came from
 _REACT_MODEL_NODE = "agent"  # the node of langgraph.prebuilt.create_react_agent that calls the model
+_UNNAMED = "invoke_agent agent"  # a CrewAI agent's span where OpenLIT has no role for its name (a crew's manager)
 _RUN_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _COMMAND = "Command("
 _GOTO = re.compile(r"""goto=('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\)$""")
@@ -96,6 +98,8 @@ def agent_or_step(span: Span) -> Facts:
         return TransferFacts(to_agent=name, from_agent=source)
     if name is None and "gen_ai.operation.name" in span.attributes:
         return ChainFacts("an agent's turn (OpenLIT names it invoke_agent with no agent): a step of the agent's run")
+    if library == _CREWAI and name is None and span.name == _UNNAMED:
+        return RunFacts()  # a failed agent whose role OpenLIT did not put in the span's name: the trace names it
     return genai.agent(span)
 
 

@@ -8,7 +8,8 @@ repr of Agno's execution result (`status='failure' result=None error='...' ...`)
 `agno.team.name`. The CrewAI instrumentation writes the crew's answer (`crewai.crew.result`) and each task's
 description, the request it was given, whatever the content switch says. The LlamaIndex instrumentation
 writes an agent workflow's tool step as a `task` span with `tool.name` and `tool.arguments`, its outcome (call id,
-result, failure) as the step's JSON output.
+result, failure) as the step's JSON output, and no span per agent: the agent each step is for stands only in the
+step's event (`current_agent_name` in its JSON input or output).
 """
 
 from __future__ import annotations
@@ -53,6 +54,23 @@ def read(span: Span) -> Facts | None:
         if "gen_ai.input.messages" in attrs or "gen_ai.output.messages" in attrs:
             return genai.llm(span)
         return llm(span)
+    if kind == "task" and (speaker := _speaker(attrs)):
+        return ChainFacts(speaker=speaker)
+    return None
+
+
+# the agent a LlamaIndex workflow step is for, in the step's event as JSON (read without parsing the whole event)
+_SPEAKER = re.compile(r'"current_agent_name": ?("(?:[^"\\]|\\.){1,256}")')
+
+
+def _speaker(attrs: dict[str, Any]) -> str | None:
+    """The agent an agent workflow's step is for, as the LlamaIndex instrumentation writes the step's event in its
+    JSON input or output (`{"current_agent_name": "bookings", ...}`)."""
+    for key in ("traceloop.entity.input", "traceloop.entity.output"):
+        value = attrs.get(key)
+        found = _SPEAKER.search(value) if isinstance(value, str) else None
+        if found and isinstance(name := msg.loads(found.group(1)), str) and (named := text(name)):
+            return named
     return None
 
 

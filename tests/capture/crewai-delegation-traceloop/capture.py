@@ -87,29 +87,12 @@ def agent(role: str, tools: list, **options) -> Agent:
 
 def run_crew(request: str) -> None:
     """One crew kickoff with its ground truth."""
-    request_run = S.run(LEAD, request)
-    LEDGER.start(request_run)
     lead = agent(LEAD, [], allow_delegation=True)
     planner = agent("fleet_planner", [track_container, book_slot])
     clerk = agent("customs_clerk", [check_clearance, pay_duty, delete_account])
     task = Task(description="{request}", expected_output="A short answer for the shipper.", agent=lead)
     crew = Crew(agents=[lead, planner, clerk], tasks=[task])
-    try:
-        output, status = crew.kickoff(inputs={"request": request}).raw, "ok"
-    except Exception as exc:
-        print(f"   crew failed: {type(exc).__name__}: {exc}")
-        output, status = None, "error"
-    S.finish(output, status, LEDGER.settle(), lacks=LACKS or (LACKS_IF_FAILED if status == "error" else None))
-    runs = LEDGER.agent_runs(LEAD)
-    request_run.update(
-        nested_runs_allowed=True,
-        note="The request run is the crew kickoff with every agent's model and tool calls; the lead's delegation "
-        "tool calls are handoffs. Model calls per agent: "
-        + ", ".join(f"{role} {n}" for role, n in LEDGER.llm_calls.items())
-        + ". Each agent's own run is also reported, nested: "
-        + "; ".join(runs)
-        + ".",
-    )
+    LEDGER.kickoff(S, crew, request, LEAD, "the lead's", LACKS_IF_FAILED, LACKS)
 
 
 def delegate(coworker: str, task: str) -> dict:

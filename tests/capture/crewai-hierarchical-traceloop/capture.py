@@ -62,29 +62,13 @@ def worker(role: str, tools: list[str]) -> Agent:
 
 def run_crew(request: str) -> None:
     """One hierarchical crew kickoff with its ground truth."""
-    request_run = S.run(MANAGER, request)
-    LEDGER.start(request_run)
     workers = [
         worker("meter_technician", ["read_meter", "open_repair"]),
         worker("billing_clerk", ["waive_late_fee", "delete_account"]),
     ]
     task = Task(description="{request}", expected_output="A short answer for the customer.")
     crew = Crew(agents=workers, tasks=[task], process=Process.hierarchical, manager_llm=llm())
-    try:
-        output, status = crew.kickoff(inputs={"request": request}).raw, "ok"
-    except Exception as exc:
-        print(f"   crew failed: {type(exc).__name__}: {exc}")
-        output, status = None, "error"
-    S.finish(output, status, LEDGER.settle(), lacks=LACKS_IF_FAILED if status == "error" else None)
-    request_run.update(
-        nested_runs_allowed=True,
-        note="The request run is the crew kickoff with every agent's model and tool calls; the manager's "
-        "delegation tool calls are handoffs. Model calls per agent: "
-        + ", ".join(f"{role} {n}" for role, n in LEDGER.llm_calls.items())
-        + ". Each agent's own run is also reported, nested: "
-        + "; ".join(LEDGER.agent_runs(MANAGER))
-        + ".",
-    )
+    LEDGER.kickoff(S, crew, request, MANAGER, "the manager's", LACKS_IF_FAILED)
 
 
 def delegate(coworker: str, task: str) -> dict:

@@ -26,6 +26,7 @@ import { OtelExporter } from '@mastra/otel-exporter';
 import { z } from 'zod';
 
 const { Scenario, text, tool, failure } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'client.mjs'));
+const { countedChatModel } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'model_calls.mjs'));
 
 process.env.MASTRA_TELEMETRY_DISABLED = '1'; // no product analytics calls from new Mastra()
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -39,22 +40,8 @@ const tracer = trace.getTracer('utility-service');
 let s; // the scenario being captured
 const calls = []; // the agent behind each model call of the current request, in order
 
-/** The chat model, noting which agent makes each call (a retry inside one call is not counted). */
-function countedModel(agentName) {
-  const model = createOpenAICompatible({
-    name: 'openai',
-    baseURL: process.env.OPENAI_BASE_URL,
-    apiKey: process.env.OPENAI_API_KEY,
-    includeUsage: true,
-  }).chatModel('gpt-4o-mini');
-  return new Proxy(model, {
-    get(target, prop) {
-      if (prop === 'doGenerate' || prop === 'doStream') return (...args) => { calls.push(agentName); return target[prop](...args); };
-      const value = Reflect.get(target, prop);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
+/** The chat model, noting which agent makes each call. */
+const countedModel = (agentName) => countedChatModel(createOpenAICompatible, () => calls.push(agentName));
 
 /** A tool that records what it received and returned (or that it failed) into the request run. */
 const def = (id, description, schema, fn) => createTool({

@@ -21,6 +21,7 @@ import { OtelExporter } from '@mastra/otel-exporter';
 import { z } from 'zod';
 
 const { Scenario, text, tool, tools, failure } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'client.mjs'));
+const { countedChatModel } = await import(path.join(process.env.CAPTURE_CLIENT_DIR, 'model_calls.mjs'));
 
 process.env.MASTRA_TELEMETRY_DISABLED = '1'; // no product analytics calls from new Mastra()
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -36,23 +37,9 @@ const active = {}; // agent name -> its ground-truth run in progress
 const llmCalls = {}; // agent name -> model calls in the current run
 const llcalls = (name) => llmCalls[name] ?? 0;
 
-/** The chat model, counting the calls each agent makes (a retry inside one call is not counted). */
-function countedModel(agentName) {
-  const model = createOpenAICompatible({
-    name: 'openai',
-    baseURL: process.env.OPENAI_BASE_URL,
-    apiKey: process.env.OPENAI_API_KEY,
-    includeUsage: true,
-  }).chatModel('gpt-4o-mini');
-  const count = () => { llmCalls[agentName] = (llmCalls[agentName] ?? 0) + 1; };
-  return new Proxy(model, {
-    get(target, prop) {
-      if (prop === 'doGenerate' || prop === 'doStream') return (...args) => { count(); return target[prop](...args); };
-      const value = Reflect.get(target, prop);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-}
+/** The chat model, counting the calls each agent makes. */
+const countedModel = (agentName) =>
+  countedChatModel(createOpenAICompatible, () => { llmCalls[agentName] = (llmCalls[agentName] ?? 0) + 1; });
 
 function travelTools(agentName) {
   const def = (id, schema, fn) => createTool({

@@ -18,7 +18,6 @@ payout_desk's turn: the graph raises, and the request failed with no answer.
 """
 
 import os
-from collections import Counter
 
 os.environ["MLFLOW_USE_DEFAULT_TRACER_PROVIDER"] = "false"
 
@@ -26,14 +25,10 @@ import mlflow
 from claims import desk_tools, each_request
 from client import Scenario, failure, text, tool
 from langchain_core.tools import tool as lc_tool
-from langchain_count import CountCalls
-from langchain_openai import ChatOpenAI
-from langgraph.prebuilt import ToolNode, create_react_agent
-from langgraph_handoffs import graph_handoffs
-from langgraph_supervisor import create_handoff_tool, create_supervisor
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
+from supervisor_desk import Desk
 
 provider = TracerProvider(resource=Resource.create({"service.name": "claims-service"}))
 trace.set_tracer_provider(provider)
@@ -42,57 +37,19 @@ mlflow.langchain.autolog()
 tracer = trace.get_tracer("claims-service")
 
 s: Scenario  # the scenario being captured; the tools record into its request run
-model_calls: Counter[str] = Counter()  # model calls per agent in the current request
-SUPERVISOR = "claims_supervisor"
 TOOLS = {name: lc_tool(f) for name, f in desk_tools(lambda: s).items()}
-
-
-def chat_model(agent_name):
-    return ChatOpenAI(model="gpt-4o-mini", callbacks=[CountCalls(model_calls, agent_name)])
-
-
-def worker(name: str, tools: list[str], prompt: str):
-    node = ToolNode([TOOLS[t] for t in tools], handle_tool_errors=True)
-    return create_react_agent(chat_model(name), node, prompt=prompt, name=name)
-
-
-supervisor = create_supervisor(
-    [
-        worker("policy_clerk", ["lookup_policy", "file_claim"], "You look up policies and file claims."),
-        worker("payout_desk", ["issue_payout", "delete_account"], "You pay out claims and close accounts."),
-    ],
-    model=chat_model(SUPERVISOR),
-    tools=[
-        create_handoff_tool(
-            agent_name="policy_clerk", name="pass_to_policy_clerk", description="Pass the customer to the policy clerk."
-        ),
-        create_handoff_tool(
-            agent_name="payout_desk", name="hand_over_payouts", description="Hand payouts and closures to payouts."
-        ),
-    ],
-    prompt="You route insurance requests to policy_clerk or payout_desk, then answer the customer.",
-    supervisor_name=SUPERVISOR,
-).compile(name=SUPERVISOR)
-
-
-def serve(request: str) -> None:
-    run = s.run(SUPERVISOR, request)
-    model_calls.clear()
-    messages, status = [], "ok"
-    try:
-        for state in supervisor.stream({"messages": [{"role": "user", "content": request}]}, stream_mode="values"):
-            messages = state["messages"]
-        answer = messages[-1].content
-    except Exception as exc:
-        print(f"   run failed as scripted: {type(exc).__name__}: {str(exc)[:160]}")
-        answer, status = None, "error"
-    s.finish(answer, status, sum(model_calls.values()))
-    run.update(
-        handoffs=graph_handoffs(messages, lambda tool: SUPERVISOR, lambda agent: SUPERVISOR),
-        nested_runs_allowed=True,
-        note="The request run is the supervisor graph with every agent's model and tool calls; the handoffs "
-        f"include each worker's automatic transfer back. Model calls per agent: {dict(model_calls)}.",
-    )
+desk = Desk(
+    "claims_supervisor",
+    {
+        "policy_clerk": ([TOOLS["lookup_policy"], TOOLS["file_claim"]], "You look up policies and file claims."),
+        "payout_desk": ([TOOLS["issue_payout"], TOOLS["delete_account"]], "You pay out claims and close accounts."),
+    },
+    {
+        "pass_to_policy_clerk": ("policy_clerk", "Pass the customer to the policy clerk."),
+        "hand_over_payouts": ("payout_desk", "Hand payouts and closures to payouts."),
+    },
+    "You route insurance requests to policy_clerk or payout_desk, then answer the customer.",
+)
 
 
 TO_CLERK = tool("pass_to_policy_clerk", {})
@@ -135,7 +92,7 @@ SCENARIOS = {
     ),
 }
 
-for s, request in each_request(SCENARIOS):  # noqa: B007 (the global the tools record into)
+for s, request in each_request(SCENARIOS):  # s: the global the tools record into
     with tracer.start_as_current_span("handle_request"):
-        serve(request)
+        desk.serve(s, request)
     provider.force_flush()

@@ -16,19 +16,17 @@ during loss_adjuster's turn and the runner raises.
 """
 
 import asyncio
-import json
 import os
-from collections import Counter
 
 import openlit
 from agents import (
     Agent,
     OpenAIChatCompletionsModel,
-    RunHooks,
     Runner,
     function_tool,
     handoff,
 )
+from agents_hooks import Hooks
 from client import Scenario, failure, text, tool
 from insurance import REQUESTS, run_recorded
 from openai import AsyncOpenAI
@@ -80,50 +78,6 @@ def delete_account(user_id: str) -> str:
     return run_recorded(s, "delete_account", {"user_id": user_id})
 
 
-class Hooks(RunHooks):
-    """The SDK's record of one request: model calls and tools per agent, handoffs, each agent's answer. The agent
-    tool's call enters the request's tool calls when it starts (its agent's own calls follow it) and gets its
-    result when the nested run returns."""
-
-    def __init__(self, request_run: dict) -> None:
-        self.request_run = request_run
-        self.calls: Counter[str] = Counter()
-        self.tools: dict[str, list[str]] = {}
-        self.outputs: dict[str, str] = {}
-        self.agent_tools: dict[str, dict] = {}
-
-    async def on_llm_start(self, context, agent, system_prompt, input_items) -> None:
-        self.calls[agent.name] += 1
-
-    async def on_handoff(self, context, from_agent, to_agent) -> None:
-        self.request_run["handoffs"].append({"from": from_agent.name, "to": to_agent.name})
-
-    async def on_tool_start(self, context, agent, tool) -> None:
-        self.tools.setdefault(agent.name, []).append(tool.name)
-        if tool.name == AGENT_TOOL:
-            entry = {"name": tool.name, "arguments": json.loads(context.tool_arguments), "result": None, "error": False}
-            self.request_run["tool_calls"].append(entry)
-            self.agent_tools[context.tool_call_id] = entry
-
-    async def on_tool_end(self, context, agent, tool, result) -> None:
-        if tool.name == AGENT_TOOL:
-            self.agent_tools[context.tool_call_id]["result"] = str(result)
-
-    async def on_agent_end(self, context, agent, output) -> None:
-        self.outputs[agent.name] = str(output)
-
-    def note(self) -> str:
-        runs = [
-            f"{name}: {self.calls[name]} model call(s), tools {self.tools.get(name, [])}, "
-            f"answer {self.outputs.get(name)!r}"
-            for name in self.calls
-        ]
-        return (
-            "The request run starts at front_counter and holds every agent's model and tool calls. "
-            "Each agent's own run is also reported, nested: " + "; ".join(runs) + "."
-        )
-
-
 def desk(hooks: Hooks) -> Agent:
     """The entry agent of one request, its handoff targets and its agent tool reporting to `hooks`."""
     claims = Agent(
@@ -155,7 +109,7 @@ def desk(hooks: Hooks) -> Agent:
 async def run(request: str) -> None:
     request_run = s.run("front_counter", request)
     request_run["handoffs"] = []
-    hooks = Hooks(request_run)
+    hooks = Hooks(request_run, AGENT_TOOL)
     try:
         result = await Runner.run(desk(hooks), request, hooks=hooks)
         output, status = result.final_output, "ok"
@@ -163,7 +117,7 @@ async def run(request: str) -> None:
         print(f"   run failed as scripted: {type(exc).__name__}: {exc}")
         output, status = None, "error"
     s.finish(output, status, sum(hooks.calls.values()))
-    request_run.update(nested_runs_allowed=True, note=hooks.note())
+    request_run.update(nested_runs_allowed=True, note=hooks.note("front_counter"))
 
 
 TO_CLAIMS = tool("refer_to_adjuster", {})

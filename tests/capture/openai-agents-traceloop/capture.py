@@ -18,18 +18,16 @@ OpenTelemetry contrib package opentelemetry-instrumentation-openai-agents-v2 ins
 """
 
 import asyncio
-import json
-from collections import Counter
 
 from agents import (
     Agent,
     OpenAIChatCompletionsModel,
-    RunHooks,
     Runner,
     function_tool,
     handoff,
     set_trace_processors,
 )
+from agents_hooks import Hooks
 from client import Scenario, failure, text, tool
 from openai import AsyncOpenAI
 from opentelemetry import trace
@@ -85,48 +83,6 @@ def delete_account(user_id: str) -> str:
     return recorded("delete_account", {"user_id": user_id}, f"account {user_id} deleted")
 
 
-class Hooks(RunHooks):
-    """The SDK's record of one request: model calls and tool calls per agent, handoffs, each agent's output."""
-
-    def __init__(self, request_run: dict) -> None:
-        self.request_run = request_run
-        self.calls: Counter[str] = Counter()
-        self.tools: dict[str, list[str]] = {}
-        self.outputs: dict[str, str] = {}
-        self.agent_tools: dict[str, dict] = {}  # call id -> the agent tool's ground-truth entry
-
-    async def on_llm_start(self, context, agent, system_prompt, input_items) -> None:
-        self.calls[agent.name] += 1
-
-    async def on_handoff(self, context, from_agent, to_agent) -> None:
-        self.request_run["handoffs"].append({"from": from_agent.name, "to": to_agent.name})
-
-    async def on_tool_start(self, context, agent, tool) -> None:
-        self.tools.setdefault(agent.name, []).append(tool.name)
-        if tool.name == AGENT_TOOL:
-            entry = {"name": tool.name, "arguments": json.loads(context.tool_arguments), "result": None, "error": False}
-            self.request_run["tool_calls"].append(entry)
-            self.agent_tools[context.tool_call_id] = entry
-
-    async def on_tool_end(self, context, agent, tool, result) -> None:
-        if tool.name == AGENT_TOOL:
-            self.agent_tools[context.tool_call_id]["result"] = str(result)
-
-    async def on_agent_end(self, context, agent, output) -> None:
-        self.outputs[agent.name] = str(output)
-
-    def note(self, entry: str) -> str:
-        runs = [
-            f"{name}: {self.calls[name]} model call(s), tools {self.tools.get(name, [])}, "
-            f"answer {self.outputs.get(name)!r}"
-            for name in self.calls
-        ]
-        return (
-            f"The request run starts at {entry} and holds every agent's model and tool calls. "
-            "Each agent's own run is also reported, nested: " + "; ".join(runs) + "."
-        )
-
-
 def team(hooks: Hooks) -> dict[str, Agent]:
     researcher = Agent(name="researcher", instructions="You research hotels.", model=model, tools=[find_hotels])
     planner = Agent(
@@ -158,7 +114,7 @@ def team(hooks: Hooks) -> dict[str, Agent]:
 async def run(agent_name: str, request: str) -> None:
     request_run = s.run(agent_name, request)
     request_run["handoffs"] = []
-    hooks = Hooks(request_run)
+    hooks = Hooks(request_run, AGENT_TOOL)
     try:
         result = await Runner.run(team(hooks)[agent_name], request, hooks=hooks)
         output, status = result.final_output, "ok"

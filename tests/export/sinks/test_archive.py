@@ -14,7 +14,8 @@ from otelgrade.core.metrics import Metrics
 from otelgrade.core.results import Grade, Outcome
 from otelgrade.export.sinks import read_sink
 from otelgrade.export.sinks.archive import ArchiveSink, ArchiveSinkSettings
-from otelgrade.tools.offline import read_inputs, read_spans
+from otelgrade.tools.offline import read_inputs
+from tests.captures import read_folder, spans_of
 from tests.disk import fill, small_disk
 from tests.paths import FIXTURES
 
@@ -32,14 +33,14 @@ def grade(trace_id: str, outcome: Outcome = "pass") -> Grade:
     return Grade(trace_id, "0" * 16, "suite", "grader", None, outcome == "pass", outcome, "")
 
 
-def runs(*paths: Path) -> list[str]:
-    return sorted(t.model_dump_json() for t in read_inputs(paths))
+def runs(path: Path) -> list[str]:
+    return sorted(t.model_dump_json() for t in read_folder(path))
 
 
 @pytest.mark.parametrize("capture", sorted(p.name for p in FRAMEWORKS.iterdir() if p.is_dir()))
 def test_archived_traffic_reads_back_as_the_same_runs(tmp_path: Path, capture: str) -> None:
     sink = archive(tmp_path)
-    traces = read_spans([FRAMEWORKS / capture])
+    traces = spans_of(FRAMEWORKS / capture)
     for trace_id, (spans, logs) in traces.items():
         sink.keep_trace(trace_id, spans, logs)
         sink.write([grade(trace_id)])
@@ -49,7 +50,7 @@ def test_archived_traffic_reads_back_as_the_same_runs(tmp_path: Path, capture: s
 
 def test_log_records_are_archived_beside_their_spans(tmp_path: Path) -> None:
     sink = archive(tmp_path)
-    traces = read_spans([LOGS])
+    traces = spans_of(LOGS)
     assert any(logs for _, logs in traces.values())
     for trace_id, (spans, logs) in traces.items():
         sink.keep_trace(trace_id, spans, logs)
@@ -60,7 +61,7 @@ def test_log_records_are_archived_beside_their_spans(tmp_path: Path) -> None:
 
 def test_failing_keeps_only_the_traces_of_failed_runs(tmp_path: Path) -> None:
     sink = archive(tmp_path, keep="failing")
-    traces = read_spans([FRAMEWORKS / "openai-agents"])
+    traces = spans_of(FRAMEWORKS / "openai-agents")
     failed = sorted(traces)[::2]
     for trace_id, (spans, logs) in traces.items():
         sink.keep_trace(trace_id, spans, logs)
@@ -71,7 +72,7 @@ def test_failing_keeps_only_the_traces_of_failed_runs(tmp_path: Path) -> None:
 
 
 def test_a_sample_is_the_same_share_of_traces_on_every_replica(tmp_path: Path) -> None:
-    traces = read_spans([FRAMEWORKS])
+    traces = spans_of(FRAMEWORKS)
     kept = []
     for replica in ("a", "b"):
         sink = archive(tmp_path / replica, keep="sample", sample=0.5)
@@ -85,7 +86,7 @@ def test_a_sample_is_the_same_share_of_traces_on_every_replica(tmp_path: Path) -
 
 def test_the_archive_stays_within_max_bytes(tmp_path: Path) -> None:
     sink = archive(tmp_path, max_bytes=60_000, file_bytes=10_000)
-    traces = read_spans([FRAMEWORKS])
+    traces = spans_of(FRAMEWORKS)
     for trace_id, (spans, logs) in traces.items():
         sink.keep_trace(trace_id, spans, logs)
         sink.write([grade(trace_id)])
@@ -97,7 +98,7 @@ def test_the_archive_stays_within_max_bytes(tmp_path: Path) -> None:
 
 def test_a_file_cut_short_loses_only_its_last_trace(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     sink = archive(tmp_path)
-    traces = read_spans([FRAMEWORKS / "openai-agents-multi"])
+    traces = spans_of(FRAMEWORKS / "openai-agents-multi")
     for trace_id, (spans, logs) in traces.items():
         sink.keep_trace(trace_id, spans, logs)
         sink.write([grade(trace_id)])
@@ -112,7 +113,7 @@ def test_a_file_cut_short_loses_only_its_last_trace(tmp_path: Path, caplog: pyte
 
 def test_a_trace_archived_twice_reads_back_once(tmp_path: Path) -> None:
     """A restart replays the spool's ungraded traces: one archived just before a crash is archived again."""
-    traces = read_spans([FRAMEWORKS / "openai-agents-multi"])
+    traces = spans_of(FRAMEWORKS / "openai-agents-multi")
     sizes = []
     for _ in range(2):  # two processes, one after the other
         sink = archive(tmp_path)
@@ -133,7 +134,7 @@ def test_a_full_disk_loses_whole_traces_counted_and_leaves_valid_files(
         assert isinstance(config, ArchiveSinkSettings)
         sink = ArchiveSink(config, metrics)
         filler = fill(disk, 200_000)
-        traces = read_spans([FRAMEWORKS])
+        traces = spans_of(FRAMEWORKS)
         for trace_id, (spans, logs) in traces.items():  # as the server hands them over: grades first
             sink.write([grade(trace_id)])
             sink.keep_trace(trace_id, spans, logs, waiting=False)
@@ -155,7 +156,7 @@ def archived(metrics: Metrics, result: str) -> float:
 
 def test_files_older_than_max_age_are_deleted_even_after_a_pause(tmp_path: Path) -> None:
     sink = archive(tmp_path, max_age="1d")
-    traces = read_spans([FRAMEWORKS / "crewai"])
+    traces = spans_of(FRAMEWORKS / "crewai")
     for trace_id, (spans, logs) in traces.items():
         sink.write([grade(trace_id)])
         sink.keep_trace(trace_id, spans, logs, waiting=False)
@@ -171,7 +172,7 @@ def test_workers_sharing_the_archive_never_delete_each_others_current_file(tmp_p
     """Two grading workers (two sinks on one directory: each holds its own open files as a process would): the
     one pruning past max_bytes deletes its own closed files and the other's closed ones, never the file the other
     is writing."""
-    traces = list(read_spans([FRAMEWORKS]).items())
+    traces = list(spans_of(FRAMEWORKS).items())
     quiet = archive(tmp_path, max_bytes=20_000, file_bytes=10_000)
     (first_id, (spans, logs)), rest = traces[0], traces[1:]
     quiet.write([grade(first_id)])

@@ -18,7 +18,7 @@ from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import LLMCall, ToolCall, Trajectory
 from otelgrade.grade.graders import GradeResult, build_grader
 from otelgrade.intake.decode import decode_traces
-from otelgrade.tools.offline import read_inputs
+from tests.captures import read_folder
 from tests.e2e.test_rebuild_captures import find_run
 from tests.paths import FIXTURES
 
@@ -78,7 +78,7 @@ def captured(source: str, scenario: str) -> tuple[tuple[dict[str, Any], Trajecto
     nested_allowed = spec.get("nested_runs_allowed", False)
     got = [
         t
-        for t in read_inputs([FIXTURES / source / scenario])
+        for t in read_folder(FIXTURES / source / scenario)
         if t.trace_id in spec["trace_ids"] and not (nested_allowed and t.parent_span_id)
     ]
     return tuple((expected, find_run(expected, got, i)) for i, expected in enumerate(spec["runs"]))

@@ -8,7 +8,7 @@ from typing import Any
 
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.facts import LLMFacts, RunFacts, ToolFacts
-from tests.e2e.test_rebuild_captures import load_folder
+from tests.captures import load_folder
 from tests.paths import FIXTURES
 
 

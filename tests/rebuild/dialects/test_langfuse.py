@@ -7,7 +7,7 @@ import pytest
 
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.facts import ToolFacts
-from tests.e2e.test_rebuild_captures import load_folder
+from tests.captures import load_folder
 from tests.rebuild.dialects.test_logfire import AGENTS_SINGLE, FRAMEWORKS, expected, request_runs
 from tests.rebuild.dialects.test_mlflow import (
     assert_a_failed_model_call_fails_the_run_and_a_failed_tool_does_not,

@@ -9,7 +9,7 @@ import pytest
 
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild.dialects import classify
-from tests.e2e.test_rebuild_captures import load_folder, rebuild_folder
+from tests.captures import load_folder, rebuild_folder
 from tests.paths import FIXTURES
 
 FRAMEWORKS = FIXTURES / "frameworks"

@@ -7,10 +7,11 @@ import json
 
 import pytest
 
+from otelgrade.core.spans import Span
 from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialects import classify
-from otelgrade.rebuild.facts import LLMFacts, RunFacts
-from tests.e2e.test_rebuild_captures import load_folder
+from otelgrade.rebuild.facts import LLMFacts, RunFacts, ToolFacts
+from tests.captures import load_folder
 from tests.rebuild.dialects.test_logfire import (
     AGENTS_SINGLE,
     FRAMEWORKS,
@@ -147,3 +148,72 @@ def test_the_conversation_attribute_of_older_releases_gives_the_messages() -> No
     )
     (run,) = rebuild([agent, chat])
     assert (run.agent_name, run.input, run.output) == ("weather_agent", "Weather in Paris?", "12C and rain.")
+
+
+def _node(span_id: str, parent: str | None, name: str, start: int, end: int, kind: str = "CHAIN", **meta: str) -> Span:
+    """A span of LangChain's autolog with the run metadata LangGraph gives it (`langgraph_node`, ...)."""
+    attrs = {"mlflow.spanType": json.dumps(kind), "metadata": json.dumps({"ls_integration": "langgraph", **meta})}
+    return span(span_id, parent, name, attrs, start=start, end=end)
+
+
+def _chat(span_id: str, parent: str, start: int, answer: dict[str, object]) -> Span:
+    request = {"messages": [{"role": "user", "content": "Close account k-1."}]}
+    attrs = {
+        "mlflow.spanType": '"CHAT_MODEL"',
+        "mlflow.spanInputs": json.dumps(request),
+        "mlflow.spanOutputs": json.dumps({"choices": [{"message": {"role": "assistant", **answer}}]}),
+    }
+    return span(span_id, parent, "ChatOpenAI", attrs, start=start, end=start + 1)
+
+
+def _asks(name: str, call_id: str) -> dict[str, object]:
+    return {
+        "content": None,
+        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": "{}"}}],
+    }
+
+
+def _supervised(stated: bool, command: bool) -> list[Span]:
+    """A LangGraph supervisor handing over to a worker node, under MLflow's schema: the handoff tool's span says
+    whom it hands to in LangChain's run metadata (`stated`), returns the graph's `Command` (`command`), or neither."""
+    reply = {"type": "tool", "content": "Moved to desk", "tool_call_id": "c1"}
+    routed = {"goto": "desk", "graph": "__parent__", "update": {"messages": [reply]}}
+    handoff = _node("4", "2", "pass_it_on", 4, 5, "TOOL", langgraph_node="tools", **_destination(stated))
+    handoff.attributes["mlflow.spanOutputs"] = json.dumps(routed if command else reply)
+    handoff.attributes["tool_call_id"] = '"c1"'
+    spans = [
+        _node("1", None, "supervisor", 0, 20),
+        _node("2", "1", "supervisor", 1, 6, langgraph_node="supervisor"),
+        _chat("3", "2", 2, _asks("pass_it_on", "c1")),
+        handoff,
+        _node("5", "1", "desk", 7, 19, langgraph_node="desk"),
+        _chat("6", "5", 8, _asks("delete_account", "c2")),
+        _node("7", "5", "delete_account", 10, 11, "TOOL", langgraph_node="tools"),
+        _chat("8", "5", 12, {"content": "Account k-1 is closed."}),
+    ]
+    spans[6].attributes["tool_call_id"] = '"c2"'
+    return spans
+
+
+def _destination(stated: bool) -> dict[str, str]:
+    return {"__handoff_destination": "desk"} if stated else {}
+
+
+@pytest.mark.parametrize(("stated", "command"), [(True, False), (False, True)], ids=["metadata", "command"])
+def test_a_graph_nodes_chain_spans_and_a_handoff_tools_destination_make_the_handoff(
+    stated: bool, command: bool
+) -> None:
+    """LangGraph under MLflow's schema: its nodes are CHAIN spans named as the node their metadata names, and a
+    supervisor's handoff tool says whom it hands to (`__handoff_destination` in its metadata, or the `Command` it
+    returns, whose update holds the tool's answer); the worker's node acting right after it makes the call a
+    handoff, whatever the tool is called, not a tool call of the request."""
+    (run,) = [r for r in rebuild(_supervised(stated, command)) if r.parent_span_id is None]
+    assert [c.name for c in run.tool_calls] == ["delete_account"]
+    assert [(h.from_agent, h.to_agent) for h in run.handoffs] == [("supervisor", "desk")]
+    assert run.output == "Account k-1 is closed."
+
+
+def test_a_tool_that_returns_a_command_answers_with_the_tool_message_in_it() -> None:
+    classified = classify(_supervised(stated=False, command=True)[3])
+    assert classified is not None and isinstance(classified.facts, ToolFacts)
+    assert (classified.facts.result, classified.facts.hands_to) == ("Moved to desk", "desk")

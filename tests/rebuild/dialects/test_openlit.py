@@ -9,7 +9,7 @@ import pytest
 
 from otelgrade.rebuild.dialects import classify
 from otelgrade.rebuild.facts import ChainFacts, RunFacts, ToolFacts
-from tests.e2e.test_rebuild_captures import load_folder, rebuild_folder
+from tests.captures import load_folder, rebuild_folder
 from tests.rebuild.dialects.test_logfire import FRAMEWORKS, assert_as_ground_truth, expected, request_runs
 
 SOURCE = "langgraph-supervisor-openlit"

@@ -58,3 +58,27 @@ def test_a_tool_span_that_failed_is_the_calls_failed_execution() -> None:
         ("apply_grant", "call_1", True, ["request", "execution"])
     ]
     assert run.source == "openlit" and run.output == "The grant portal is closed."
+
+
+def test_a_failed_crewai_agent_left_unnamed_is_the_role_its_prompt_gives_it() -> None:
+    """OpenLIT writes a CrewAI agent's role only when its run succeeds; a crew's manager, for which it has no role
+    to put in the span's name, fails as `invoke_agent agent` with only `error.type`. The role CrewAI's prompt gives
+    the manager's model (`You are {role}. ...` then `Your personal goal is: ...`) names it."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "grid-crew"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    crew, model = (provider.get_tracer(f"openlit.instrumentation.{lib}") for lib in ("crewai", "openai"))
+    prompt = "You are Shift Lead. You run the shift.\nYour personal goal is: Keep the grid up."
+    with crew.start_as_current_span("invoke_agent agent", record_exception=False) as manager:
+        with model.start_as_current_span("chat gpt-4o-mini") as s:
+            s.set_attribute("telemetry.sdk.name", "openlit")
+            s.set_attribute("gen_ai.operation.name", "chat")
+            s.set_attribute("gen_ai.system_instructions", json.dumps([{"type": "text", "content": prompt}]))
+            s.set_attribute(
+                "gen_ai.input.messages", json.dumps([{"role": "user", "parts": [{"type": "text", "content": ASK}]}])
+            )
+        manager.set_attribute("error.type", "InternalServerError")
+        manager.set_status(trace.Status(trace.StatusCode.ERROR, "InternalServerError: model backend unavailable"))
+    provider.shutdown()
+    (run,) = rebuild(decode_traces(encode_spans(exporter.get_finished_spans()).SerializeToString()).spans)
+    assert (run.agent_name, run.status) == ("Shift Lead", "error")

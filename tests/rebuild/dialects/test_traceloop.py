@@ -4,10 +4,14 @@ model and tool call its ground truth records is on a span, and the parts this di
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from otelgrade.core.spans import Span
+from otelgrade.rebuild import rebuild
 from otelgrade.rebuild.dialects.traceloop import read
 from otelgrade.rebuild.facts import ChainFacts, RunFacts, ToolFacts, TransferFacts
 from tests.rebuild.dialects.captured import assert_reads_the_ground_truth, read_capture
+from tests.rebuild.genai_spans import chat as genai_chat
 from tests.rebuild.genai_spans import span
 
 
@@ -113,3 +117,50 @@ def test_a_llamaindex_workflow_tool_step_is_the_tool_call_with_its_outcome() -> 
         "ledger locked",
         True,
     )
+
+
+def test_the_first_agent_of_a_llamaindex_workflow_is_the_one_its_first_step_is_for() -> None:
+    """OpenLLMetry's LlamaIndex instrumentation writes one span for the whole agent workflow and none per agent;
+    each step's event, in its JSON input or output, says which agent it is for (`current_agent_name`). The handoff
+    found from the model taking other instructions comes from that agent, not from an unnamed one."""
+
+    def step(span_id: str, start: int, speaker: str) -> Span:
+        event = {"input": [{"role": "user", "content": "Close e-5."}], "current_agent_name": speaker}
+        return span(
+            span_id,
+            "1",
+            "AgentWorkflow.task",
+            start,
+            start + 1,
+            traceloop__span__kind="task",
+            traceloop__entity__input=json.dumps(event),
+        )
+
+    def chat(span_id: str, start: int, system: str, answer: dict[str, Any]) -> Span:
+        asked = [{"role": "system", "content": system}, {"role": "user", "content": "Close e-5."}]
+        return genai_chat(span_id, "1", start, start + 1, asked, gen_ai__output__messages=json.dumps([answer]))
+
+    asked = {"name": "handoff", "arguments": '{"to_agent": "desk_b"}'}
+    handoff = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": asked}]}
+    outcome = {"tool_id": "c1", "tool_output": {"raw_output": "Agent desk_b is now handling the request."}}
+    spans = [
+        span("1", None, "AgentWorkflow.workflow", 0, 20, traceloop__span__kind="workflow"),
+        step("2", 1, "desk_a"),
+        chat("3", 2, "You are the front desk.", handoff),
+        span(
+            "4",
+            "1",
+            "AgentWorkflow.task",
+            4,
+            5,
+            traceloop__span__kind="task",
+            tool__name="handoff",
+            tool__arguments='{"to_agent": "desk_b"}',
+            traceloop__entity__output=json.dumps(outcome),
+        ),
+        step("5", 6, "desk_b"),
+        chat("6", 7, "You are the billing desk.", {"role": "assistant", "content": "Account e-5 is closed."}),
+    ]
+    (run,) = rebuild(spans)
+    assert [(h.from_agent, h.to_agent) for h in run.handoffs] == [("desk_a", "desk_b")]
+    assert run.tool_calls == []
