@@ -104,10 +104,15 @@ def server_config(ports: dict[str, int], settle: str, judge_url: str | None = No
 
 @contextlib.contextmanager
 def serve(
-    workdir: Path, name: str, config: dict[str, Any], timeout: float = 30.0, workers: int | None = None
+    workdir: Path,
+    name: str,
+    config: dict[str, Any],
+    timeout: float = 30.0,
+    workers: int | None = None,
+    repo: Path = REPO,
 ) -> Iterator[Server]:
-    """Start `otelgrade serve` with `config` (and `workers` grading workers; None: as the environment says), wait
-    for /readyz, and SIGTERM it (waiting for exit) afterwards."""
+    """Start `otelgrade serve` with `config` (and `workers` grading workers; None: as the environment says; the
+    code of the checkout `repo`), wait for /readyz, and SIGTERM it (waiting for exit) afterwards."""
     path = workdir / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config))
     log = workdir / f"{name}.log"
@@ -117,7 +122,7 @@ def serve(
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             [sys.executable, "-m", "otelgrade", "serve", "--config", str(path)],
-            cwd=REPO,
+            cwd=repo,
             stdout=out,
             stderr=subprocess.STDOUT,
             env=env,

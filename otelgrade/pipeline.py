@@ -219,6 +219,11 @@ class Pipeline:
         """Hand on the graded runs whose judges did not answer within `judge.timeout` (`now` = inf: all)."""
         self.grading.tick(now)
 
+    def next_due(self) -> float | None:
+        """When `settle` or `tick` may next have work (None: no conversation is open, no run awaits a judge)."""
+        due = [d for d in (self.grading.next_conversation_deadline(), self.grading.next_tick()) if d is not None]
+        return min(due, default=None)
+
     def flush(self) -> None:
         self.exporter.flush()
 

@@ -122,6 +122,11 @@ class Gathering:
         for notice in notices:
             self.deliver(notice)
 
+    def next_deadline(self) -> float | None:
+        """When `expire` may next have a run to hand on (None: no run is open)."""
+        with self._lock:
+            return self._deadlines[0][0] if self._deadlines else None
+
     @property
     def open_runs(self) -> int:
         """Runs waiting for a grade, or handed on and not yet due to leave the heap."""

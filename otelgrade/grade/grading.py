@@ -219,6 +219,10 @@ class Grading:
         if self.gathering is not None:
             self.gathering.expire(now)
 
+    def next_tick(self) -> float | None:
+        """When `tick` may next have a run to hand on (None: no run awaits a judge)."""
+        return self.gathering.next_deadline() if self.gathering is not None else None
+
     # --- conversations -----------------------------------------------------------------------
 
     def hold_turn(self, run: Trajectory, routed: bool = False) -> list[Grade]:

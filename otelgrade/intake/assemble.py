@@ -1,7 +1,8 @@
 """Hold received spans and GenAI log events per trace until the trace is complete, then hand it on.
 
 Pure and clock-injected: the caller passes `now` (seconds, any monotonic clock) to every call and
-ticks `poll`; nothing here sleeps, spawns tasks or takes locks (call it from one thread).
+calls `poll` once `next_deadline` has come (`on_deadline` tells it after each batch); nothing here sleeps,
+spawns tasks or takes locks (call it from one thread).
 
 A trace is complete once its root span (no parent) has arrived and nothing has arrived for
 `settle`. Without a root it closes after `idle_timeout` of quiet, and any trace closes
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -87,6 +88,8 @@ class Assembler:
         self._bytes_held = 0.0
         self._kept_bytes = 0.0
         self.max_kept_bytes = float("inf")  # the server sets a share of `limits.max_bytes_held`
+        # told `next_deadline` after each batch held (the server wakes its loop by then, rather than polling)
+        self.on_deadline: Callable[[float | None], None] | None = None
         for reason in ("complete", "idle", "max_duration", "evicted", "shutdown"):
             self.metrics.traces_completed.labels(reason)  # every reason's series exists from the start
 
@@ -143,6 +146,8 @@ class Assembler:
         heapq.heapify(self._heap)
         while len(self._closed) > settings.decision_cache_size:
             self._closed.popitem(last=False)
+        if self.on_deadline is not None:
+            self.on_deadline(self.next_deadline())
 
     # --- intake ------------------------------------------------------------------------------
 
@@ -217,6 +222,8 @@ class Assembler:
         if result.late:
             self.metrics.late_spans.inc(result.late)
         self._update_gauges()
+        if self.on_deadline is not None:
+            self.on_deadline(self.next_deadline())
 
     def _trace_for(self, trace_id: str, now: float) -> _Trace | None:
         """The held trace, a new one, or None when the trace was already decided (late)."""

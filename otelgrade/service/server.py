@@ -47,11 +47,15 @@ from otelgrade.intake.receivers import Access, Receiver, receiver_types
 from otelgrade.intake.spool import Spool
 from otelgrade.pipeline import Pipeline
 from otelgrade.service.admin import Admin, pages_url, receiver_limits
+from otelgrade.service.alarm import Alarm
 from otelgrade.service.reload import Reloader
 
 log = logging.getLogger("otelgrade")
 
-TICK_SECONDS = 0.05  # the longest the loop's periodic work waits (memory, reload checks, the runs log)
+# The longest the loop's periodic work waits (memory, reload checks, the runs log, a worker's look at what it did
+# not grade): a trace that completes, a conversation that settles or a judged run due to be handed on wakes it
+# when due (`Alarm`), so the loop sleeps between them. At 50 ms, an idle process used about 20 ms of CPU a second.
+TICK_SECONDS = 0.5
 MIN_TICK_SECONDS = 0.005  # the shortest: traces that complete within it are collected together
 UNMATCHED_REPORT_SECONDS = 60.0  # how often the runs no suite matched are described in the log
 MARK_EVERY_SECONDS = 0.02  # with a spool: the most grading time between marks of graded runs
@@ -101,8 +105,12 @@ class Server:
         self.config_path = config_path
         self.extra_receivers: list[Callable[[Ingest], Receiver]] = []  # started beside the configured ones
         # Called with the time at each of the loop's ticks (every `TICK_SECONDS` at most): periodic work of its own
-        # (a grading worker's busy report) without a timer of its own, each of which wakes the loop and costs CPU.
+        # (a grading worker's look at what it did not grade) without a timer of its own, each of which wakes the loop.
         self.on_tick: list[Callable[[float], None]] = []
+        # Called on the loop when what is held or queued for grading changed (traces closed, or graded): whether
+        # senders should back off may have changed (a grading worker tells the receiving process at once).
+        self.on_pressure: list[Callable[[], None]] = []
+        self._alarm: Alarm | None = None  # set while the loop's periodic work runs (`_tick`)
         # Awaited at shutdown once what was held is graded, before open conversations are finished or kept (grading
         # workers: until the turns the others route here have come), with the shutdown deadline.
         self.before_finishing: Callable[[float], Awaitable[None]] | None = None
@@ -271,7 +279,7 @@ class Server:
     def _turns_received(self, bodies: list[tuple[str, str]]) -> None:
         """Turn records the conversation router sent this replica: held on the grading thread."""
         try:
-            self._grading.submit(self.pipeline.grading.hold_routed, bodies)
+            self._grading.submit(self.pipeline.grading.hold_routed, bodies).add_done_callback(self._woken)
         except RuntimeError:  # the grading thread has stopped: shutting down
             self.metrics.log_records_dropped.labels("shutdown").inc(len(bodies))
 
@@ -281,6 +289,7 @@ class Server:
 
         def hold() -> None:
             self.pipeline.grading.hold_passed_on(body)
+            self._woken()
             then()
 
         try:
@@ -335,43 +344,62 @@ class Server:
     # --- the loop's periodic work ------------------------------------------------------------
 
     async def _tick(self) -> None:
+        """The loop's periodic work. What is due at a time of its own (a trace may complete, a conversation settle, a
+        judged run be handed on) is done when the alarm rings for it: each source tells the alarm its deadline as it
+        learns it. The rest (memory, reload checks, the runs log, `on_tick`) every `TICK_SECONDS`."""
+        loop = asyncio.get_running_loop()
+        alarm = self._alarm = Alarm(loop, self.clock, MIN_TICK_SECONDS)
+        self.assembler.on_deadline = alarm.at
+        next_tick = self.clock() + TICK_SECONDS
         next_mark_retry = self.clock()
         next_unmatched_report = self.clock() + UNMATCHED_REPORT_SECONDS
         settling: asyncio.Future[None] | None = None
-        while True:
-            await asyncio.sleep(self._until_next_tick())
-            now = self.clock()
-            self._grade(self.assembler.poll(now))
-            settles = self.pipeline.next_deadline()
-            # one settling call queued at a time: each takes a bounded batch, runs queued meanwhile go first
-            if settles is not None and settles <= now and (settling is None or settling.done()):
-                settling = asyncio.get_running_loop().run_in_executor(self._grading, self.pipeline.settle)
-                self._pending.add(settling)
-                settling.add_done_callback(self._pending.discard)
-            if self._unwritten_runs and now >= next_mark_retry:
-                next_mark_retry = now + MARK_RETRY_SECONDS
-                asyncio.get_running_loop().run_in_executor(self._grading, self._mark_graded, [])
-            self.pipeline.tick()
-            self.run_log.tick()
-            if now >= next_unmatched_report:
-                next_unmatched_report = now + UNMATCHED_REPORT_SECONDS
-                if line := self.pipeline.unmatched_report():
-                    log.warning("%s", printable(line))
-            if self.pressure.watch_memory():
-                asyncio.get_running_loop().run_in_executor(self._grading, release_memory)
-            if self.reloader.changed(now):
-                self._spawn_reload("config file changed")
-            for hook in self.on_tick:
-                hook(now)
+        try:
+            while True:
+                alarm.at(self._next_due())
+                await alarm.wait(next_tick - self.clock())
+                now = self.clock()
+                self._grade(self.assembler.poll(now))
+                settles = self.pipeline.next_deadline()
+                # one settling call queued at a time: each takes a bounded batch, runs queued meanwhile go first
+                if settles is not None and settles <= now and (settling is None or settling.done()):
+                    settling = loop.run_in_executor(self._grading, self.pipeline.settle)
+                    self._pending.add(settling)
+                    settling.add_done_callback(self._pending.discard)
+                    settling.add_done_callback(self._woken)
+                self.pipeline.tick()
+                if now < next_tick:
+                    continue
+                next_tick = now + TICK_SECONDS
+                if self._unwritten_runs and now >= next_mark_retry:
+                    next_mark_retry = now + MARK_RETRY_SECONDS
+                    loop.run_in_executor(self._grading, self._mark_graded, [])
+                self.run_log.tick()
+                if now >= next_unmatched_report:
+                    next_unmatched_report = now + UNMATCHED_REPORT_SECONDS
+                    if line := self.pipeline.unmatched_report():
+                        log.warning("%s", printable(line))
+                if self.pressure.watch_memory():
+                    loop.run_in_executor(self._grading, release_memory)
+                if self.reloader.changed(now):
+                    self._spawn_reload("config file changed")
+                for hook in self.on_tick:
+                    hook(now)
+        finally:
+            self.assembler.on_deadline = None
+            self._alarm = None
+            alarm.close()
 
-    def _until_next_tick(self) -> float:
-        """Wake when the assembler's next trace may complete (so a run is graded `settle` after its last span,
-        not up to a tick later), within [MIN_TICK_SECONDS, TICK_SECONDS]."""
-        deadlines = [d for d in (self.assembler.next_deadline(), self.pipeline.next_deadline()) if d]
-        deadline = min(deadlines, default=None)
-        if deadline is None:
-            return TICK_SECONDS
-        return min(TICK_SECONDS, max(MIN_TICK_SECONDS, deadline - self.clock()))
+    def _next_due(self) -> float | None:
+        """When the loop next has work: a trace may complete, a conversation settle, a judged run be handed on."""
+        due = [d for d in (self.assembler.next_deadline(), self.pipeline.next_due()) if d is not None]
+        return min(due, default=None)
+
+    def _woken(self, _: object = None) -> None:
+        """After grading work (on any thread): the alarm learns the deadlines it set (conversations held, judged
+        runs waiting for their judges)."""
+        if (alarm := self._alarm) is not None:
+            alarm.at(self.pipeline.next_due())
 
     def _grade(self, completed: list[CompletedTrace]) -> None:
         """Queue completed traces for the grading thread; the event loop does not wait for it."""
@@ -381,8 +409,19 @@ class Server:
             self.pressure.queued(len(completed), nbytes)
             self._pending.add(future)
             future.add_done_callback(self._pending.discard)
-            future.add_done_callback(lambda _: self.pressure.graded(len(completed), nbytes))
+            future.add_done_callback(lambda _: self._graded(len(completed), nbytes))
+            self._pressure_changed()
         self.pressure.check()
+
+    def _graded(self, count: int, nbytes: float) -> None:
+        """A batch of traces graded (on the loop)."""
+        self.pressure.graded(count, nbytes)
+        self._woken()
+        self._pressure_changed()
+
+    def _pressure_changed(self) -> None:
+        for hook in self.on_pressure:
+            hook()
 
     def _grade_batch(self, completed: list[CompletedTrace]) -> None:
         pipeline = self.pipeline

@@ -7,8 +7,10 @@ import http.client
 import json
 import signal
 import threading
+import time
 import urllib.request
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -24,6 +26,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from tests.conftest import ServeProcess
+from tests.fake_openai import FakeOpenAI, Reply
 from tests.paths import FIXTURES
 from tests.receivers_harness import otlp_json, sid, span_pb, traces_request
 from tests.replay import exporters, replay_folder
@@ -271,3 +274,87 @@ def test_sigterm_under_load_grades_every_acknowledged_trace(serve: Serve) -> Non
     assert set(acknowledged) <= graded
     assert "shutting down" in server.log()
     assert len(failures) == 2  # both senders saw the server stop accepting
+
+
+def _service_pids(server: ServeProcess) -> list[int]:
+    """The `serve` process and its grading workers."""
+    pid = server.process.pid
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [pid, *map(int, children)]
+
+
+def _loop_wakeups(pid: int) -> int:
+    """How often the process's main thread (its event loop) has gone to sleep and been woken."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return sum(int(line.split()[1]) for line in status.splitlines() if line.startswith("voluntary_ctxt_switches"))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_idle_service_sleeps_until_something_is_due(
+    serve: Serve, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTELGRADE_WORKERS", raising=False)
+    server = serve({"suites": [WEATHER_SUITE], "server": {"workers": workers}})
+    agent_run(GrpcSpanExporter(endpoint=server.grpc_address, insecure=True))
+    server.wait_for_metric("otelgrade_runs_graded_total", {"suite": "weather"}, 1)
+    pids = _service_pids(server)
+    assert len(pids) == 1 + (workers if workers > 1 else 0)
+    grading = pids if workers == 1 else pids[1:]  # the processes that hold and grade runs
+    before = [_loop_wakeups(pid) for pid in grading]
+    window = 2.0
+    time.sleep(window)  # the window measured: nothing arrives, nothing is due
+    woken = [(_loop_wakeups(pid) - was) / window for pid, was in zip(grading, before, strict=True)]
+    # looking every 50 ms woke a loop 20 times a second; a worker answers the receiving process's heartbeat, 4
+    assert max(woken) <= 10, f"event loops woke {woken} times a second while idle"
+    assert server.stop() == 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_run_is_graded_settle_after_its_last_span(
+    serve: Serve, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTELGRADE_WORKERS", raising=False)
+    settle = 0.2
+    server = serve({"suites": [WEATHER_SUITE], "server": {"workers": workers}, "assembly": {"settle": "200ms"}})
+    delays, graded = [], 0.0
+    for n in range(1, 6):  # each run arrives while the service sleeps: its deadline must wake it
+        agent_run(GrpcSpanExporter(endpoint=server.grpc_address, insecure=True), batch=False)
+        server.wait_for_metric("otelgrade_grading_delay_seconds_count", None, n)
+        total = server.metric("otelgrade_grading_delay_seconds_sum")
+        delays.append(total - graded)
+        graded = total
+    assert all(settle <= d <= settle + 0.15 for d in delays), f"graded {delays} s after the last span"
+    assert server.stop() == 0
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_judged_run_reaches_the_grades_page_when_its_judge_answers(
+    serve: Serve, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTELGRADE_WORKERS", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    answers_after = 0.3
+    judge = {"name": "helpful", "type": "rubric", "prompt": "Did the agent help? {trajectory}", "sample": 1.0}
+    with FakeOpenAI(default=Reply.grade(1.0, delay=answers_after)) as fake:
+        server = serve(
+            {
+                "suites": [{**WEATHER_SUITE, "graders": [*WEATHER_SUITE["graders"], judge]}],
+                "judge": {"base_url": fake.base_url, "max_retries": 0},
+                "server": {"workers": workers},
+            }
+        )
+        for n in range(3):
+            trace_id = agent_run(GrpcSpanExporter(endpoint=server.grpc_address, insecure=True), batch=False)
+            sent = time.monotonic()
+            while not any(g["grader"] == "helpful" for g in _page_grades(server, trace_id)):
+                assert time.monotonic() - sent < 15, f"run {n}: the judge's grade never reached the page"
+                time.sleep(0.01)
+            shown_after = time.monotonic() - sent
+            # settle (200 ms) and the judge's answer, a few milliseconds of work and the page's poll
+            assert shown_after <= 0.2 + answers_after + 0.25, f"run {n}: on the page {shown_after:.2f}s after"
+        assert server.stop() == 0
+
+
+def _page_grades(server: ServeProcess, trace_id: str) -> list[dict[str, Any]]:
+    with urllib.request.urlopen(f"{server.metrics_url}/api/grades?limit=50", timeout=5) as response:
+        return [g for g in json.loads(response.read())["grades"] if g["trace_id"] == trace_id]

@@ -9,9 +9,7 @@ import asyncio
 import contextlib
 import dataclasses
 import fcntl
-import itertools
 import logging
-import math
 import os
 import signal
 import sys
@@ -36,8 +34,6 @@ from otelgrade.service.workers.runs import runs_json
 
 log = logging.getLogger("otelgrade.worker")
 
-BUSY_CHECK_SECONDS = 0.05  # how often the worker tells the receiving process whether it wants senders to wait
-UNMATCHED_EVERY = 10  # busy checks between looks at what arrived and was not graded
 PIPE_BYTES = 1 << 20  # the pipes' buffers (Linux allows up to /proc/sys/fs/pipe-max-size, 1 MiB by default)
 # While the grading thread keeps sending frames (runs and grades for the page), how often the event loop writes them:
 # each write wakes both processes. A frame the loop sends (an answer, metrics) writes those gathered before it.
@@ -157,16 +153,15 @@ class PipeReceiver:
         self.outbox = outbox
         self._tasks: set[asyncio.Task[None]] = set()
         self._reading: asyncio.Task[None] | None = None
-        self._checked = -math.inf  # when the busy report last looked
         self._was_busy = False
-        self._checks = itertools.count()
         self._told = b""  # what was last said of the runs not graded
         self._closing = False  # shutting down: requests are refused, turns routed here still held
         self._finish = asyncio.Event()  # every worker has graded what it held: no more turns come
 
     async def start(self) -> int:
         self._reading = asyncio.create_task(self._read())
-        self.server.on_tick.append(self._report_busy)
+        self.server.on_tick.append(self._look)
+        self.server.on_pressure.append(self._report_busy)
         self.uplink.send(frames.frame(frames.READY))
         return 0
 
@@ -241,20 +236,23 @@ class PipeReceiver:
             log.exception("keeping a request failed")
             status, result = frames.OVERLOADED, ExportResult(0, f"the grading worker failed: {exc}")
         self.uplink.send(frames.result_frame(request_id, status, result))
+        self._report_busy()
 
-    def _report_busy(self, now: float) -> None:
-        """At the loop's ticks (`Server.on_tick`), every `BUSY_CHECK_SECONDS`: tell the receiving process when this
-        worker starts or stops wanting senders to wait, and what arrived here without being graded (for the grades
-        page) when that changes. A timer of its own woke the loop as often again: about 6 ms of CPU a second."""
-        if self._closing or now - self._checked < BUSY_CHECK_SECONDS * 0.9:  # a tick may come a little early
+    def _look(self, now: float) -> None:
+        """At the loop's ticks (`Server.on_tick`): whether senders should wait (a reload may have changed the limits),
+        and what arrived here without being graded (for the grades page), told when they changed."""
+        self._report_busy()
+        self._tell_unmatched()
+
+    def _report_busy(self) -> None:
+        """Tell the receiving process when this worker starts or stops wanting senders to wait: looked at when what
+        it holds changes (a request kept, traces closed or graded), not on a timer of its own."""
+        if self._closing:
             return
-        self._checked = now
         busy = self.ingest.busy()
         if busy != self._was_busy:
             self._was_busy = busy
             self.uplink.send(frames.frame(frames.BUSY, b"\1" if busy else b"\0"))
-        if next(self._checks) % UNMATCHED_EVERY == 0:
-            self._tell_unmatched()
 
     def _tell_unmatched(self) -> None:
         unmatched = orjson.dumps(dataclasses.asdict(self.server.pipeline.grading.unmatched_runs()))
