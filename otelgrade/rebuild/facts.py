@@ -49,8 +49,10 @@ class ToolFacts:
     result: str | None = None
     error: bool = False
     hands_to: str | None = None  # the agent the span says this call hands control to (a framework's handoff tool)
+    handed_from: str | None = None  # the agent whose response asked for the call, where the span says
     description: str | None = None  # what the tool's definition says it does, where the span records it
     anonymous: bool = False  # the span names no tool (its name stands in): inside another execution, its step
+    unnamed: bool = False  # the span names the tool's class, not which tool ran, and nothing on it says which
 
 
 @dataclass(slots=True)

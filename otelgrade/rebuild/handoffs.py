@@ -4,9 +4,10 @@ In order, the first rule that applies decides (and the handoff says which, `deci
 1. `dialect`: a span states the transfer (a handoff span, a graph's `goto`) inside the call's execution, or, with
    no execution, right after the response that asked for it.
 2. `nested_invocation` / `agent_acted`: an agent's invocation runs inside the call (nested in its execution span,
-   or within the caller's run while the call lasts). The call is a delegation when an argument names whom it
-   hands to; else it is that agent called as a tool, a tool call, unless a framework's name for its transfers
-   says otherwise (`name_hint`).
+   or within the caller's run while the call lasts; an invocation that holds no span, beside one that did the
+   work, is a layer of it: a runner's span its work was not nested in). The call is a delegation when an
+   argument names whom it hands to; else it is that agent called as a tool, a tool call, unless a framework's
+   name for its transfers says otherwise (`name_hint`).
 3. `agent_acted`: the next model call of the request is another agent's (past the caller's own calls that only
    wind its turn down, asking for no tool), made after the call ended, and the call names that agent (an
    argument value, a tool name that ends with its name, its tool's description, or its result: `transferred to
@@ -28,7 +29,7 @@ from collections.abc import Collection, Mapping, Sequence
 from itertools import pairwise
 
 from otelgrade.core.spans import Span
-from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall
+from otelgrade.core.trajectory import Handoff, LLMCall, ToolCall, Trajectory
 from otelgrade.rebuild.dialects import Classified
 from otelgrade.rebuild.facts import ToolFacts, TransferFacts
 from otelgrade.rebuild.messages import assistant_text
@@ -52,7 +53,7 @@ def stated(classified: Mapping[str, Classified], region: Collection[str]) -> dic
         if isinstance(facts, TransferFacts):
             out[s] = facts
         elif isinstance(facts, ToolFacts) and facts.hands_to:
-            out[s] = TransferFacts(to_agent=facts.hands_to)
+            out[s] = TransferFacts(to_agent=facts.hands_to, from_agent=facts.handed_from)
     return out
 
 
@@ -102,12 +103,13 @@ def decide(
     for sid, facts in statements.items():
         i = _carrier(tree, sid, facts, calls, executed, within, start_of)
         if i is not None and i not in out:
-            out[i] = _handoff(calls[i], facts.to_agent, DIALECT)
+            out[i] = _handoff(calls[i], facts.to_agent, DIALECT, facts.from_agent)
 
     # 2. an agent's invocation inside the call
     nested_in = within
     agent_of_run = {root.span_id: name for root, name, _ in invocations if name}  # an agent may run several times
     ran_in: dict[int, list[tuple[str | None, str]]] = {}  # call -> the agents whose invocation ran inside it
+    idle_in: dict[int, list[tuple[str | None, str]]] = {}  # and those whose invocation holds no span: a layer
     for root, name, enclosing in invocations:
         i = executed.get(root.span_id)
         how = NESTED
@@ -119,9 +121,11 @@ def decide(
                 ACTED,
             )
         if i is not None and i not in out:
-            ran_in.setdefault(i, []).append((name, how))
+            (ran_in if tree.children.get(root.span_id) else idle_in).setdefault(i, []).append((name, how))
         elif i is None and enclosing in agent_of_run and _under_a_step(tree, root.span_id, enclosing, agent_spans):
             uncalled.append((root, name, agent_of_run[enclosing]))
+    for i, idle in idle_in.items():  # an empty invocation beside one that did the work wraps it (a runner's span
+        ran_in.setdefault(i, idle)  # its work is not nested in): not another agent run inside the call
     # a call whose execution span closed before its work ran (a generator's span): the agents whose invocations
     # start in the caller's run after it, before the caller's next model call, ran in it when there are several
     for i, ran in _ran_after(tree, calls, invocations, agent_of_run, start_of, agent_at).items():
@@ -357,8 +361,9 @@ def _next_other(
     return None
 
 
-def _handoff(call: ToolCall, to: str | None, how: str) -> Handoff:
-    return Handoff(from_agent=call.agent, to_agent=to, step=call.step, span_id=call.span_id, decided_by=how)
+def _handoff(call: ToolCall, to: str | None, how: str, giver: str | None = None) -> Handoff:
+    """The handoff a call makes: from the agent a span says asked for it, else the one that made it."""
+    return Handoff(from_agent=giver or call.agent, to_agent=to, step=call.step, span_id=call.span_id, decided_by=how)
 
 
 def _start(tree: Tree, call: LLMCall) -> int:
@@ -454,3 +459,21 @@ def _under_a_step(tree: Tree, span_id: str, enclosing: str, agent_spans: Collect
         if above not in agent_spans:
             return True
     return False
+
+
+def speakers_by_transfers(run: Trajectory) -> None:
+    """The agent of each model call of a request whose trace names none (every call is the request's, or no
+    one's), from the transfers a span states (a graph's `goto`): calls up to the first transfer are its giver's,
+    those after each transfer its taker's, where the transfers chain (each from the agent the last one went to)."""
+    stated_ = sorted((h for h in run.handoffs if h.decided_by == DIALECT), key=lambda h: h.step)
+    own = {None, run.agent_name}
+    if not stated_ or not all(c.agent in own for c in run.llm_calls) or not stated_[0].from_agent:
+        return
+    if any(a.to_agent != b.from_agent for a, b in pairwise(stated_)) or any(h.from_agent in own for h in stated_):
+        return
+    for call in run.llm_calls:
+        call.agent = next((h.from_agent for h in stated_ if call.step <= h.step), stated_[-1].to_agent)
+    at = {c.step: c.agent for c in run.llm_calls}
+    for tool in run.tool_calls:
+        tool.agent = at.get(tool.step, tool.agent)
+    run.agents = list(dict.fromkeys(a for c in run.llm_calls if (a := c.agent)))

@@ -40,3 +40,47 @@ def hands_to(span: Span) -> str | None:
     if not isinstance(value, str) or _DESTINATION not in value:
         return None
     return text(metadata(span).get(_DESTINATION))
+
+
+def tool_message(doc: Any) -> dict[str, Any] | None:
+    """The fields of a LangChain ToolMessage, as its dict (`{"type": "tool", "content", ...}`) or serialized by
+    LangChain.js (`{"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}`): the tool's own name, the call id and
+    the status it answers with."""
+    if not isinstance(doc, dict):
+        return None
+    if doc.get("type") == "tool" and "content" in doc:
+        return doc
+    kind, fields = doc.get("id"), doc.get("kwargs")
+    if doc.get("lc") and isinstance(kind, list) and kind[-1:] == ["ToolMessage"] and isinstance(fields, dict):
+        return fields
+    return None
+
+
+def command(doc: Any) -> tuple[str, list[Any]] | None:
+    """A LangGraph `Command` a tool returned to route the graph (`{"goto": ..., "update": {"messages": [...]}}`,
+    LangGraph.js's with `"lg_name": "Command"` and `goto` a list): the one node it goes to, and its update's
+    messages."""
+    if not isinstance(doc, dict) or not isinstance(update := doc.get("update"), dict):
+        return None
+    goto = doc.get("goto")
+    goto = goto[0] if isinstance(goto, list) and len(goto) == 1 else goto
+    node = text(goto) if isinstance(goto, str) else None
+    messages = update.get("messages")
+    return (node, messages if isinstance(messages, list) else []) if node else None
+
+
+def answered(messages: list[Any], call_id: str | None) -> tuple[dict[str, Any] | None, str | None]:
+    """Of a Command's update: the ToolMessage that answers the call (by its id, else the last one), and the agent
+    whose response asked for it (the `name` a LangGraph agent gives its messages)."""
+    replies = [m for m in map(tool_message, messages) if m is not None]
+    reply = next((m for m in replies if call_id and m.get("tool_call_id") == call_id), replies[-1] if replies else None)
+    asked = reply.get("tool_call_id") if reply else None
+    for message in messages:
+        fields = message.get("kwargs") if isinstance(message, dict) and message.get("lc") else message
+        if (
+            isinstance(fields, dict)
+            and asked
+            and any(isinstance(c, dict) and c.get("id") == asked for c in fields.get("tool_calls") or ())
+        ):
+            return reply, text(fields.get("name"))
+    return reply, None

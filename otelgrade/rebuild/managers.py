@@ -6,13 +6,13 @@ where the manager speaks last (an orchestrator's final answer), its answer is wh
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
 from otelgrade.core.trajectory import PARTS, Handoff, Trajectory
 from otelgrade.rebuild import messages as msg
-from otelgrade.rebuild.dialects.autogen import manager_calls, team_task
+from otelgrade.rebuild.dialects.autogen import manager_calls, team_of, team_task
 from otelgrade.rebuild.facts import RunFacts
 from otelgrade.rebuild.handoffs import ACTED
 from otelgrade.rebuild.runs import Run
@@ -28,12 +28,18 @@ class Manager:
     task: str | None
 
 
-def managers(tree: Tree, runs: Sequence[Run], built: Mapping[str, Trajectory]) -> dict[str, Manager]:
-    """The managers of the trace's teams and workflows, by what they manage: a team's id (its runtime actor's
-    records of its model calls), or the workflow span whose steps consult an agent of their own (`consulted`)."""
+def managers(
+    tree: Tree, runs: Sequence[Run], built: Mapping[str, Trajectory], loose: Collection[str] = ()
+) -> dict[str, Manager]:
+    """The managers of the trace's teams and workflows, by what they manage: a team's id (the model calls made in
+    its runtime actors outside every agent's invocation: records, or `loose` calls in no agent's run), or the
+    workflow span whose steps consult an agent of their own (`consulted`)."""
     out: dict[str, Manager] = {}
-    teams = {r.facts.team for r in runs if r.facts.team}
-    for team, recorded in manager_calls(tree, teams).items() if teams else ():
+    teams = {r.facts.team for r in runs if r.facts.team}  # a team its agents' spans state
+    if loose:  # calls in no agent's run: the teams of the agents' runtime actors, whose manager may have made them
+        teams.update(t for r in runs if (t := team_of(tree, r.root.span_id, r.facts.team)))
+    agents = {r.root.span_id for r in runs}
+    for team, recorded in manager_calls(tree, teams, loose, agents).items() if teams else ():
         out[team] = Manager(
             [
                 Run(tree.spans[sid], [sid], RunFacts(agent_name=kind, calls=calls), False)
@@ -82,8 +88,8 @@ def _consulted(tree: Tree, runs: Sequence[Run], built: Mapping[str, Trajectory])
 def _anchor(tree: Tree, members: Sequence[Run], managed: Mapping[str, Manager]) -> str | None:
     """What managed a request's agents: their team, else the workflow above them, where it has a manager."""
     for member in members:
-        if member.facts.team in managed:
-            return member.facts.team
+        if (team := team_of(tree, member.root.span_id, member.facts.team)) in managed:
+            return team
     return next((a for m in members for a in tree.ancestors(m.root.span_id) if a in managed), None)
 
 

@@ -25,6 +25,7 @@ from otelgrade.rebuild.handoffs import (
     chosen_speakers,
     decide,
     descriptions,
+    speakers_by_transfers,
     stated,
     stated_alone,
     unseen_transfers,
@@ -55,7 +56,7 @@ def requests(
     agent_runs = [r for r in runs if r.agent]
     in_runs = {s for r in runs for s in regions[r.root.span_id]}
     loose = {sid for sid, c in classified.items() if isinstance(c.facts, LLMFacts) and sid not in in_runs}
-    managed = managers(tree, agent_runs, built)  # a manager's own model calls: a team's, a workflow's
+    managed = managers(tree, agent_runs, built, loose)  # a manager's own model calls: a team's, a workflow's
     if len(agent_runs) == 1 and not loose and not managed:  # the common trace: one agent, every call in its run
         only = agent_runs[0].root.span_id
         return [*out, _alone(tree, classified, built[only], regions[only])]
@@ -123,6 +124,7 @@ def _alone(tree: Tree, classified: dict[str, Classified], run: Trajectory, regio
     for transfer in transfers:
         transfer.from_agent = transfer.from_agent or run.agent_name
     run.handoffs = transfers
+    speakers_by_transfers(run)
     return run
 
 
@@ -228,9 +230,10 @@ def _request(
         for s in regions[member.root.span_id]:
             if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = name
-    for recording in manager.runs if manager else ():  # its records of calls, or its own invocations' calls
+    # the manager's records of calls, the spans of its calls, or its own invocations' calls
+    for recording in manager.runs if manager else ():
         agent_of[recording.root.span_id] = recording.facts.agent_name or ""
-        for s in regions.get(recording.root.span_id, ()):
+        for s in regions.get(recording.root.span_id) or ([] if recording.facts.calls else recording.tops):
             spans.add(s)
             if isinstance(getattr(classified.get(s), "facts", None), LLMFacts):
                 agent_of[s] = recording.facts.agent_name or ""
@@ -278,6 +281,7 @@ def _request(
     delegated = [*(decided[i] for i in delegations), *broadcast]
     nested = _nested_pairs(tree, members, built)
     request.handoffs = _handoffs(tree, request, transfers, delegated, members, built, handed, nested)
+    speakers_by_transfers(request)
     if unseen := unseen_transfers(request.llm_calls, request.tool_calls, request.handoffs, nested):
         request.handoffs = sorted([*request.handoffs, *unseen], key=lambda h: h.step)
     if chosen := chosen_speakers(request.llm_calls, request.handoffs):

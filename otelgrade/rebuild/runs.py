@@ -421,7 +421,7 @@ def build(
         attributes=_attributes(span),
         ground_truth=_ground_truth(tree, span),
         agents=list(dict.fromkeys(a for a in step_agent.values() if a)) if agent_of else [],
-        lacks=_lacks(run, steps, tools, request, messages, unread),
+        lacks=_lacks(run, steps, tools, request, messages, unread, any(f.unnamed for _, f in executions)),
         unread=describe(unread),
         disagreements=unanswered(run.facts.output, output, status),
     )
@@ -443,14 +443,20 @@ def _call_duration(step: Step, recorded: set[int]) -> float | None:
 
 
 def _lacks(
-    run: Run, steps: list[Step], tools: list[ToolCall], request: str | None, messages: list[Any], unread: list[Span]
+    run: Run,
+    steps: list[Step],
+    tools: list[ToolCall],
+    request: str | None,
+    messages: list[Any],
+    unread: list[Span],
+    unnamed: bool = False,
 ) -> list[Part]:
     """The parts this run's trace does not carry. With no message content anywhere (content capture off or
     redacted), none of the content parts is there; with content, the request when none shows, the conversation
     and the tools' arguments and results when the model calls record no messages (a framework's spans that write
     the request and the answer whatever the content switch says), and tool arguments when no call has any;
-    without a single model-call span, the LLM calls; and whatever the spans no dialect understood would have
-    held."""
+    without a single model-call span, the LLM calls; the tool calls when an execution does not say which tool ran
+    (`unnamed`); and whatever the spans no dialect understood would have held."""
     exchanged = any(s.facts.input_messages or s.facts.output_messages for s in steps)
     content = bool(messages or run.facts.input or run.facts.output or request or exchanged)
     lacking: set[Part] = set()
@@ -475,6 +481,8 @@ def _lacks(
         lacking.add("llm_calls")  # calls known only from records of successful calls: the failed one left none
     if steps and all(s.facts.overwritten for s in steps):
         lacking |= {"llm_calls", "tool_calls"}  # only the last call's record, over the earlier ones'
+    if unnamed:
+        lacking.add("tool_calls")
     if any(s.facts.generation for s in steps):
         lacking |= {"llm_calls", "messages"}  # a span for several calls, their exchanges not on it
     for span in unread:

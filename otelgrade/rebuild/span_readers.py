@@ -121,6 +121,11 @@ def is_control_flow(event: Event) -> bool:
     return event.name == "exception" and kind.rsplit(".", 1)[-1] in _CONTROL_FLOW
 
 
+def raised(span: Span) -> bool:
+    """The span recorded an exception that is no control-flow signal (whatever status it was left with)."""
+    return any(e.name == "exception" and not is_control_flow(e) for e in span.events)
+
+
 def failed(span: Span) -> bool:
     """An error status that is a failure: not one whose every recorded exception is a control-flow signal."""
     if span.status_code != STATUS_ERROR:

@@ -189,3 +189,49 @@ def test_an_agent_a_workflow_consults_within_its_own_steps_is_its_manager_not_a_
     assert request.input == TASK
     assert request.output == "Your account c-7 is closed."
     assert sorted(r.agent_name or "" for r in found if r.parent_span_id == request.span_id).count("conductor") == 4
+
+
+RUNTIME_TEAM = "fb91a9c5c39c451bb03702f647ba1ad4"  # a team id written without dashes
+
+
+def _runtime(span_id: str, parent: str, op: str, target: str, start: int, end: int) -> Span:
+    """A span of the runtime's messaging: an actor (`-A`) processing a message, or a publish to the team (`-T`)."""
+    return span(span_id, parent, f"agent_runtime {op} {target}_{RUNTIME_TEAM}.(default)-A", start, end)
+
+
+def _manager_call(span_id: str, parent: str, start: int, asked: str, answer: str) -> Span:
+    return chat(span_id, parent, start, start + 1, [_user(asked)], gen_ai__output__messages=_said(answer))
+
+
+def _manager_on_runtime() -> list[Span]:
+    """A team on a runtime whose manager's actor calls the model itself, outside every agent's invocation (facts,
+    plan; then a ledger and the answer), between which its speaker's actor runs `clerk`'s invocation, which is
+    given only the manager's instruction (no user message)."""
+    instruction = {"role": "assistant", "parts": [{"type": "text", "content": "Close c-7."}]}
+    return [
+        span("1", None, "handle_request", 0, 30),
+        _runtime("2", "1", "process", "OrchestrationManager", 1, 6),
+        _manager_call("21", "2", 1, f"Here is the request:\n\n{TASK}\n\nWhat facts are given?", "Facts: none."),
+        _manager_call("22", "2", 3, f"Plan for: {TASK}", "Plan: ask the clerk."),
+        span("3", "1", f"agent_runtime publish {RUNTIME_TEAM}.(default)-T", 7, 16),
+        _runtime("4", "3", "process", "clerk", 7, 16),
+        agent("5", "4", "clerk", 8, 15),
+        chat("51", "5", 8, 9, [instruction], gen_ai__output__messages=_said("Closed c-7.")),
+        span("6", "1", f"agent_runtime publish {RUNTIME_TEAM}.(default)-T", 17, 28),
+        _runtime("7", "6", "process", "OrchestrationManager", 17, 28),
+        _manager_call("71", "7", 17, "Ledger?", '{"done": true}'),
+        _manager_call("72", "7", 20, "Answer?", "Your account c-7 is closed."),
+    ]
+
+
+def test_model_calls_in_a_team_actor_outside_every_invocation_are_its_manager_s_calls_of_the_request() -> None:
+    """Semantic Kernel's orchestrations run on autogen-core's runtime: the manager's calls are spans of their own,
+    under its actor, in no agent's run. They are the request's calls, and its closing answer the request's."""
+    (request,) = [r for r in rebuild(_manager_on_runtime()) if r.parent_span_id is None]
+    assert [c.agent for c in request.llm_calls] == ["OrchestrationManager", "OrchestrationManager", "clerk"] + [
+        "OrchestrationManager"
+    ] * 2
+    assert request.agent_name == "clerk"
+    assert TASK in (request.input or "")  # the request as the manager was given it, in its prompt
+    assert request.output == "Your account c-7 is closed."
+    assert "llm_calls" not in request.lacks and "input" not in request.lacks

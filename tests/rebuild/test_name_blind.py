@@ -20,6 +20,7 @@ import pytest
 from otelgrade.core.spans import Event, LogEvent, Span
 from otelgrade.core.trajectory import Trajectory
 from otelgrade.rebuild import transfers
+from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import requested_calls
 from tests.captures import load_folder, rebuild_folder, rebuild_traces
 from tests.e2e.test_rebuild_captures import ROOTS
@@ -36,13 +37,15 @@ _NAME_KEYS = (
 # Words that are the frameworks' own, not names an application gave: graph plumbing, ADK's bookkeeping span,
 # DSPy's `ReAct` module (whose span the reader knows by it), LiteLLM's span of each raw provider request.
 _COMMON = frozenset({"tools", "agent", "__start__", "__end__", "(merged tools)", "ReAct", "raw_gen_ai_request"})
+# A run rooted at its first model call is named after that span, `<operation> <model>`: the instrumentation's words.
+_MODEL_CALL_SPAN = re.compile(rf"^(?:{'|'.join(sorted(genai.LLM_OPERATIONS))}) ")
 
 
 def _names(expected: dict[str, Any], spans: list[Span], runs: list[Trajectory]) -> set[str]:
     """The tool and agent names the ground truth, the spans and the model's requests give."""
     found: set[str] = set()
     for run in runs:
-        found.add(run.agent_name or "")
+        found.add("" if _MODEL_CALL_SPAN.match(run.agent_name or "") else run.agent_name or "")
         found.update(t.name for t in run.tool_calls)
         found.update(c.name for call in run.llm_calls for c in requested_calls(call.output_messages))
     for spec in expected["scenarios"].values():

@@ -67,23 +67,46 @@ def runtime_actor(tree: Tree, root: str) -> tuple[str, str | None] | None:
     return None
 
 
-_MANAGER = re.compile(r"^\S+ process (\S+)_([0-9a-f-]{32,36})\.\(\2\)-A$")
-# a runtime actor of a team's own (its key the team's id): the manager that runs the team's chat
+_TEAM_ACTOR = re.compile(r"^\S+ process (\S+?)_([0-9a-f]{32}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12})\.\(")
+# any runtime actor of a team (AutoGen's team ids are UUIDs written with dashes, Semantic Kernel's without): its type
 
 
-def manager_calls(tree: Tree, teams: Collection[str]) -> dict[str, list[tuple[str, str, list[LLMFacts]]]]:
+def team_of(tree: Tree, root: str, team: str | None) -> str | None:
+    """The team an agent's invocation is a turn of: the one its span states (`team`), else its runtime actor's."""
+    if team is not None:
+        return team
+    actor = runtime_actor(tree, root)
+    return actor[0] if actor else None
+
+
+def manager_calls(
+    tree: Tree, teams: Collection[str], loose: Collection[str] = (), agents: Collection[str] = ()
+) -> dict[str, list[tuple[str, str, list[LLMFacts]]]]:
     """The model calls each team's manager made on its own (a group chat's selector choosing the next speaker, an
-    orchestrator's plans, ledgers and final answer): `LLMCall` records on the span of a runtime actor of the team,
-    outside every agent's invocation. By team id, in order: (actor span id, the actor's type, its calls)."""
-    out: dict[str, list[tuple[str, str, list[LLMFacts]]]] = {}
+    orchestrator's facts, plans, ledgers and final answer): the calls made in a runtime actor of the team outside
+    every agent's invocation (`agents`) — `LLMCall` records on the actor's span, and model-call spans that are in no
+    agent's run (`loose`) beneath it. By team id, in order: (the span of the actor holding records, or of the call;
+    the actor's type; the recorded calls, none where the span is the call)."""
+    found: list[tuple[str, str, str, list[LLMFacts]]] = []  # (span, actor type, team, calls)
     for sid in tree.order:
         span = tree.spans[sid]
-        if not span.events or (actor := _MANAGER.match(span.name)) is None or actor.group(2) not in teams:
+        if not span.events or (actor := _TEAM_ACTOR.match(span.name)) is None or actor.group(2) not in teams:
             continue
         records = [payload(e) for e in span.events if e.name == EVENT]
         calls = [_call(r) for r in records if r.get("type") == "LLMCall"]
         if calls:
-            out.setdefault(actor.group(2), []).append((sid, actor.group(1), calls))
+            found.append((sid, actor.group(1), actor.group(2), calls))
+    for sid in loose:
+        for above in tree.ancestors(sid):
+            if above in agents:
+                break
+            if (actor := _TEAM_ACTOR.match(tree.spans[above].name)) is not None:
+                if actor.group(2) in teams:
+                    found.append((sid, actor.group(1), actor.group(2), []))
+                break
+    out: dict[str, list[tuple[str, str, list[LLMFacts]]]] = {}
+    for sid, kind, team, calls in sorted(found, key=lambda f: tree.order[f[0]]):
+        out.setdefault(team, []).append((sid, kind, calls))
     return out
 
 

@@ -190,8 +190,14 @@ DIALECT = Dialect(
     name="openlit",
     priority=50,
     marks=frozenset({"gen_ai.application_name", "gen_ai.workflow.name", "telemetry.sdk.name"}),
-    # a span that failed keeps its name and little else (no mark, no operation name): its scope says it is OpenLIT's
-    name_prefixes=("execute_tool ", "invoke_agent ", "invoke_workflow "),
+    # a span that failed keeps its name and little else (no mark, no operation name): its scope says it is OpenLIT's;
+    # a model call that failed (`chat <model>`) keeps no attribute at all
+    name_prefixes=(
+        "execute_tool ",
+        "invoke_agent ",
+        "invoke_workflow ",
+        *(f"{op} " for op in sorted(genai.LLM_OPERATIONS)),
+    ),
     read=read,
     blobs=frozenset(
         {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.workflow.input", "gen_ai.workflow.output"}

@@ -20,11 +20,21 @@ from typing import Any
 
 from otelgrade.core.spans import Span
 from otelgrade.core.trajectory import content_text
+from otelgrade.rebuild import langgraph
 from otelgrade.rebuild import messages as msg
 from otelgrade.rebuild.dialect import Dialect
 from otelgrade.rebuild.dialects import genai
 from otelgrade.rebuild.facts import ChainFacts, Facts, LLMFacts, RunFacts, ToolFacts
-from otelgrade.rebuild.span_readers import FINISH_REASON_KEYS, finish_reason, first, has_any, integer, is_error, text
+from otelgrade.rebuild.span_readers import (
+    FINISH_REASON_KEYS,
+    finish_reason,
+    first,
+    has_any,
+    integer,
+    is_error,
+    raised,
+    text,
+)
 
 # Flattened messages always start at index 0, so these keys tell the format without scanning every key.
 _FLAT_FIRST = tuple(f"gen_ai.{side}.0.{field}" for side in ("prompt", "completion") for field in ("role", "content"))
@@ -48,6 +58,8 @@ def read(span: Span) -> Facts | None:
         return tool(span)
     if kind == "task" and "tool.name" in attrs:
         return workflow_tool(span)
+    if kind == "task" and attrs.get("gen_ai.operation.name") == "execute_tool":  # the JS instrumentation's tools
+        return _class_named_tool(span)
     if kind == "handoff":  # the openai-agents instrumentation's handoff span (`concierge → unknown.handoff`)
         return genai.handoff(span)
     if _is_llm(attrs):
@@ -102,22 +114,46 @@ def crew(span: Span) -> RunFacts | ChainFacts:
 
 def tool(span: Span) -> ToolFacts:
     """A tool span: arguments and result as `traceloop.entity.*`, else (the openai-agents instrumentation) as
-    GenAI's `gen_ai.tool.call.arguments` / `.result`."""
+    GenAI's `gen_ai.tool.call.arguments` / `.result`. A LangChain tool's output is the ToolMessage it returned,
+    the best witness of the call (its tool's name and call id, where the JS instrumentation names the span after
+    the tool's class), or a LangGraph `Command` holding it that routes the graph to the agent that acts next.
+    A tool that raised records the exception and no output, its status left as it was."""
     attrs = span.attributes
     output = first(attrs, "traceloop.entity.output", "gen_ai.tool.call.result")
     entity_input = attrs.get("traceloop.entity.input")
-    failed = is_error(span)
+    failed = is_error(span) or (output is None and raised(span))
     if isinstance(output, str) and output.startswith("status='"):
         output, failed = _execution_result(output, failed)
+    call_id = text(attrs.get("gen_ai.tool.call.id"))
+    # only an output that holds a LangChain ToolMessage is parsed here (a scan is cheaper than a parse)
+    doc = msg.loads(output) if isinstance(output, str) and output[:1] == "{" and "ToolMessage" in output else None
+    routed = langgraph.command(doc)
+    message, asker = langgraph.answered(routed[1], call_id) if routed else (langgraph.tool_message(doc), None)
+    if message is not None:
+        output = message.get("content")
+        failed = failed or message.get("status") == "error"
+    named = text(first(attrs, "gen_ai.tool.name", "traceloop.entity.name")) or span.name.removesuffix(".tool")
     return ToolFacts(
-        name=text(first(attrs, "gen_ai.tool.name", "traceloop.entity.name")) or span.name.removesuffix(".tool"),
-        call_id=text(attrs.get("gen_ai.tool.call.id")),
+        name=(text(message.get("name")) if message else None) or named,
+        call_id=call_id or (text(message.get("tool_call_id")) if message else None),
         arguments=_entity_arguments(entity_input)
         if entity_input is not None
         else msg.parse_json_maybe(attrs.get("gen_ai.tool.call.arguments")),
         result=msg.result_text(output) if output is not None else None,
         error=failed,
+        hands_to=routed[0] if routed else None,
+        handed_from=asker,
     )
+
+
+def _class_named_tool(span: Span) -> ToolFacts:
+    """A LangChain.js tool's span, named after the tool's class (`execute_tool DynamicStructuredTool`): which tool
+    ran stands only in the ToolMessage it returned; a tool that raised returned none, and its call is uncertain."""
+    facts = tool(span)
+    facts.unnamed = facts.name == span.attributes.get("traceloop.entity.name") and "gen_ai.tool.name" not in (
+        span.attributes
+    )
+    return facts
 
 
 def workflow_tool(span: Span) -> ToolFacts:

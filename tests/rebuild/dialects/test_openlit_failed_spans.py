@@ -82,3 +82,23 @@ def test_a_failed_crewai_agent_left_unnamed_is_the_role_its_prompt_gives_it() ->
     provider.shutdown()
     (run,) = rebuild(decode_traces(encode_spans(exporter.get_finished_spans()).SerializeToString()).spans)
     assert (run.agent_name, run.status) == ("Shift Lead", "error")
+
+
+def test_a_model_call_that_failed_is_the_loops_call_and_fails_the_request() -> None:
+    """A provider SDK's loop under OpenLIT, in the application's own span: the second model call failed, and OpenLIT
+    ended its span (`chat <model>`) with its error and no attribute at all. It is the loop's call (beside the
+    other), and the request failed."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": "farm-desk"}))
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    app, model = provider.get_tracer("farm-desk"), provider.get_tracer("openlit.instrumentation.anthropic")
+    with app.start_as_current_span("handle_request"):
+        call = {"type": "tool_call", "id": "toolu_1", "name": "apply_grant", "arguments": {"farm_id": "FM-3"}}
+        _chat(model, {"role": "assistant", "parts": [call]})
+        with model.start_as_current_span("chat gpt-4o-mini", record_exception=False) as failed:
+            failed.record_exception(RuntimeError("model backend unavailable"))
+            failed.set_status(trace.Status(trace.StatusCode.ERROR, "InternalServerError: model backend unavailable"))
+    provider.shutdown()
+    (run,) = rebuild(decode_traces(encode_spans(exporter.get_finished_spans()).SerializeToString()).spans)
+    assert (run.status, len(run.llm_calls)) == ("error", 2)
+    assert "model backend unavailable" in (run.error or "")
