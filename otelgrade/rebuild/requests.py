@@ -617,7 +617,7 @@ def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: R
     """Whether a later agent's run carries on an earlier one's work, as the next step of a pipeline or the next
     speaker of a group chat does: another agent, started after the earlier run ended, under no instrumented span
     they share (a system span joins its agents itself), whose first model call was given the earlier run's
-    answer."""
+    answer, as a message or within one (a flow's next crew, its task written around the answer)."""
     before, after = built[earlier.root.span_id], built[later.root.span_id]
     if earlier.root.end_ns > later.root.start_ns or before.agent_name == after.agent_name or not after.llm_calls:
         return False
@@ -625,7 +625,7 @@ def _carries_on(tree: Tree, built: dict[str, Trajectory], earlier: Run, later: R
     if any(instrumented(tree.spans[s]) for s in shared if s in tree.spans):
         return False
     said = {m.get("content") for m in after.llm_calls[0].input_messages if isinstance(m.get("content"), str)}
-    return bool(before.output) and before.output in said
+    return bool(before.output) and any(before.output in s for s in said if s)
 
 
 def _heard_together(teams: Mapping[str, tuple[str, str | None]], top: Sequence[Run], run: Run) -> Run | None:

@@ -405,3 +405,35 @@ def test_agents_handling_one_published_message_at_once_are_one_request_lacking_t
     requests, _ = _requests(_published_to_both)
     assert len(requests) == 1 and requests[0].agents == ["planner", "booker"]  # not a request per agent
     assert requests[0].handoffs == [] and requests[0].output is None and "output" in requests[0].lacks
+
+
+def _routed_crews(tracer: Any) -> None:
+    """An application's flow with no span of its own runs two crews, each a system span holding one agent: a triage
+    crew, then the crew the flow routes to, whose task is written around the triage's answer."""
+    found = "billing: the customer wants the account closed."
+    with tracer.start_as_current_span("handle_request"):
+        for crew, agent, asked, steps in (
+            ("triage", "intake", f"Route this: {QUESTION}", [_answer(found)]),
+            (
+                "billing",
+                "clerk",
+                f"Act on ({QUESTION}); triage found: {found} Answer in one line.",
+                [[parts_calls(("c1", "close_account", {"user": "u-1"}))], _answer("Account closed.")],
+            ),
+        ):
+            span = tracer.start_span(f"{crew}.workflow")
+            span.set_attribute("gen_ai.operation.name", "run_crew")
+            with trace.use_span(span, end_on_exit=True), trace.use_span(_invoke(tracer, agent), end_on_exit=True):
+                for said in steps:
+                    _chat(tracer, [parts_user(asked)], said)
+                    if said is steps[0] and len(steps) > 1:
+                        with trace.use_span(_execute(tracer, "close_account", "c1", "closed"), end_on_exit=True):
+                            pass
+
+
+def test_a_crew_given_the_previous_crews_answer_within_its_task_carries_on_the_request() -> None:
+    requests, _ = _requests(_routed_crews)
+    assert len(requests) == 1  # the routed crew is no request of its own: its call is the user's request's
+    request = requests[0]
+    assert [t.name for t in request.tool_calls] == ["close_account"] and len(request.llm_calls) == 3
+    assert QUESTION in (request.input or "") and request.output == "Account closed."

@@ -26,6 +26,10 @@ OpenLIT writes GenAI attribute names, not always with their meaning:
 - Agent frameworks' own runs (the OpenAI Agents SDK): an agent's invocation is `invoke_agent <agent>`; each of its
   turns an `invoke_agent` with no agent name (a step); a handoff an `invoke_agent <to>` with
   `gen_ai.agent.source` = the agent it came from, with nothing under it (a handoff the span states).
+- AG2 (`...ag2`): every message an agent handles is `execute_task <agent>` claiming `chat` with no model
+  (`gen_ai.agent.message_type`): a reply it generates (from its model, its tools or code) is its turn, an agent
+  run whose model call is the provider client's span under it; a message sent or received is a step. A reply
+  that failed keeps only `error.type` and its name. A group chat is `invoke_workflow <chat>`.
 Other libraries' spans (provider SDKs) follow the GenAI conventions, read by `genai.py`.
 """
 
@@ -47,6 +51,8 @@ _CREWAI = "crewai"
 _CREW_AGENTS = "gen_ai.crewai.crew.agents"  # on the crew's kickoff only
 _SOURCE = "gen_ai.agent.source"  # on the span OpenLIT writes for a handoff: the agent it came from
 _REACT_MODEL_NODE = "agent"  # the node of langgraph.prebuilt.create_react_agent that calls the model
+_REPLY = "execute_task"  # an AG2 agent's reply (its span claims a model call, or keeps only `error.type` if it failed)
+_MESSAGE_TYPE, _GENERATED = "gen_ai.agent.message_type", "generate_reply"  # or `send`, `receive`: steps
 _UNNAMED = "invoke_agent agent"  # a CrewAI agent's span where OpenLIT has no role for its name (a crew's manager)
 _RUN_ID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _COMMAND = "Command("
@@ -66,8 +72,27 @@ def read(span: Span) -> Facts | None:
     if op == "execute_tool":
         return tool(span)
     if op in genai.LLM_OPERATIONS:
-        return llm(span)
+        return _agent_reply(span, named) if (named := span.name.partition(" ")[0]) != op else llm(span)
+    if op == _REPLY:  # a reply that failed keeps only `error.type`: its name says whose it was
+        return _turn(span.name.partition(" ")[2])
     return None
+
+
+def _agent_reply(span: Span, named: str) -> Facts:
+    """A span whose name states another operation than the model call its attributes claim (AG2's `execute_task
+    <agent>`, an agent generating a reply: from its model, its tools or code, no model named on it): the agent's
+    turn, whose model call, if any, is the provider client's span under it. Named for no agent, a model call."""
+    agent = text(span.attributes.get("gen_ai.agent.name"))
+    if agent is None or named in genai.LLM_OPERATIONS:
+        return llm(span)
+    return _turn(agent, span.attributes.get(_MESSAGE_TYPE, _GENERATED))
+
+
+def _turn(agent: str, kind: Any = _GENERATED) -> Facts:
+    """An agent generating its reply is its turn, an agent run; a message it sends or receives is a step."""
+    if kind != _GENERATED:
+        return ChainFacts(f"agent `{agent}` passing a message on ({kind}): a step, not a turn of its own")
+    return RunFacts(agent_name=agent or None)
 
 
 def workflow(span: Span) -> RunFacts:
@@ -196,6 +221,7 @@ DIALECT = Dialect(
         "execute_tool ",
         "invoke_agent ",
         "invoke_workflow ",
+        _REPLY + " ",
         *(f"{op} " for op in sorted(genai.LLM_OPERATIONS)),
     ),
     read=read,
