@@ -127,7 +127,9 @@ class ServeProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def wait_ready(self, timeout: float = 30.0) -> None:
+    def wait_ready(self, timeout: float = 90.0) -> None:
+        """Until /readyz answers 200 (two grading workers take 8 s to start at load 4 on two cores, more beside CI's
+        other jobs: how long is not what a test asserts, so the wait is long and ends as soon as it is ready)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

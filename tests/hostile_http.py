@@ -9,6 +9,7 @@ answer of 1 GiB (streamed, never held), an answer dripped one byte at a time, no
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -43,6 +44,8 @@ class HostileReceiver:
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept(), which close() alone does not
         self._listener.close()
         with self._lock:
             connections = list(self._connections)

@@ -25,6 +25,9 @@ import jsonschema
 from tests.conftest import free_port
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "docs" / "webhook-message.schema.json").read_text())
+jsonschema.validators.validator_for(SCHEMA).check_schema(SCHEMA)
+MESSAGE = jsonschema.validators.validator_for(SCHEMA)(SCHEMA)
+"""Checks a body against the schema; built once (`jsonschema.validate` rebuilds it per call, ~0.1 s each)."""
 
 
 class Receiver:
@@ -53,7 +56,7 @@ class Receiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 try:
-                    jsonschema.validate(json.loads(body), SCHEMA)
+                    MESSAGE.validate(json.loads(body))
                 except (ValueError, jsonschema.ValidationError) as exc:
                     receiver.invalid.append(str(exc))
                 with receiver._lock:

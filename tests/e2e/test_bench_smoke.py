@@ -56,8 +56,14 @@ def test_metric_totals_sum_over_labels() -> None:
     assert loadgen.total(samples, "otelgrade_spans_in_flight") == 9.0
 
 
-def test_captured_load_reissues_every_fixture_trace_under_fresh_ids() -> None:
-    load = loads.captured(copies=2)
+@pytest.fixture(scope="module")
+def captured() -> loads.Load:
+    """The captured load, built once (it rebuilds every fixture span to count its runs)."""
+    return loads.captured(copies=1)
+
+
+def test_captured_load_reissues_every_fixture_trace_under_fresh_ids(captured: loads.Load) -> None:
+    load = captured.scaled(2)
     first, second = load.issue(), load.issue()
     ids = [{s.trace_id for body in bodies for s in decode_traces(body).spans} for bodies in (first, second)]
     assert len(first) == len(load.span_counts) and sum(load.span_counts) == 2 * sum(load.scaled(1).span_counts)
@@ -66,11 +72,11 @@ def test_captured_load_reissues_every_fixture_trace_under_fresh_ids() -> None:
     assert load.runs == 2 * load.runs_per_copy > 0
 
 
-def test_captured_load_never_cuts_a_trace_between_two_requests() -> None:
+def test_captured_load_never_cuts_a_trace_between_two_requests(captured: loads.Load) -> None:
     # A slow paced round sends a request a second, past the bench's `idle_timeout`: the first part of a trace cut
     # between two requests was closed without its root (in the second), and the round waited for runs never graded.
     requests_of: dict[str, set[int]] = defaultdict(set)
-    for i, body in enumerate(loads.captured(copies=1).issue()):
+    for i, body in enumerate(captured.issue()):
         for span in decode_traces(body).spans:
             requests_of[span.trace_id].add(i)
     assert len(requests_of) > 500

@@ -1,6 +1,10 @@
 """Online/offline parity: the captured fixtures replayed through the OTel SDK's exporters into
 `otelgrade serve` produce exactly the grade counts on /metrics that `otelgrade grade` computes
-offline from the same files, with a config of several suites and one grader of each family."""
+offline from the same files, with a config of several suites and one grader of each family.
+
+One scenario of each captured source is replayed, the scenario rotating from source to source so that every
+kind (happy, forbidden, tool error, handoff, ...) is sent by several instrumentations; every scenario of every
+source is rebuilt in process by tests/e2e/test_rebuild_captures.py."""
 
 from __future__ import annotations
 
@@ -44,7 +48,11 @@ SUITES = [
 
 
 def scenario_folders() -> list[Path]:
-    return sorted({p.parent for p in FIXTURES.rglob("*.pb")})
+    """One scenario folder of each source folder, taking the next scenario in line for each next source."""
+    by_source: dict[Path, list[Path]] = {}
+    for folder in sorted({p.parent for p in FIXTURES.rglob("*.pb")}):
+        by_source.setdefault(folder.parent, []).append(folder)
+    return [scenarios[i % len(scenarios)] for i, scenarios in enumerate(by_source.values())]
 
 
 def trace_ids(folders: list[Path]) -> set[str]:
@@ -66,7 +74,7 @@ def grade_counts(metrics_text: str) -> Counter[tuple[str, str, str]]:
     return counts
 
 
-def test_serve_and_grade_agree_on_every_fixture(serve, tmp_path):
+def test_serve_and_grade_agree_on_a_scenario_of_every_source(serve, tmp_path):
     folders = scenario_folders()
     assert len(folders) >= 40
     server = serve({"suites": SUITES, "assembly": {"settle": "300ms", "idle_timeout": "5s"}})

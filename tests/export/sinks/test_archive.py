@@ -72,7 +72,8 @@ def test_failing_keeps_only_the_traces_of_failed_runs(tmp_path: Path) -> None:
 
 
 def test_a_sample_is_the_same_share_of_traces_on_every_replica(tmp_path: Path) -> None:
-    traces = spans_of(FRAMEWORKS)
+    everything = spans_of(FRAMEWORKS)
+    traces = {t: everything[t] for t in sorted(everything)[:300]}  # 300 captured traces, taken by their random ids
     kept = []
     for replica in ("a", "b"):
         sink = archive(tmp_path / replica, keep="sample", sample=0.5)
